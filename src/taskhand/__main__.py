@@ -1,0 +1,3 @@
+from taskhand.cli import main
+
+main()

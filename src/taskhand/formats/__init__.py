@@ -1,0 +1,55 @@
+"""Plan dialects: detect which one a folder holds and read it into the plan model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from taskhand.formats import markdown, tasktrack
+from taskhand.formats.files import list_folder
+from taskhand.model import Dialect, Plan
+from taskhand.problems import Collector, Problem
+
+
+def plan_folder(path: Path) -> Path:
+    """The plan folder for a path that names the folder or its overview file."""
+    if path.is_file() and (path.name == markdown.OVERVIEW or path.name.endswith("-TaskTrack.md")):
+        return path.parent
+    return path
+
+
+def load(path: Path) -> tuple[Plan | None, list[Problem]]:
+    """Read the plan at `path` in whichever dialect it is written; never raises on bad input."""
+    problems: list[Problem] = []
+    out = Collector(problems, path)
+    root = plan_folder(path)
+    if not root.exists():
+        out.error(None, "no such plan folder", "check the path, or create one: taskhand init DIR")
+        return None, problems
+    if not root.is_dir():
+        out.error(None, "not a folder", "give the plan folder (holding the overview file)")
+        return None, problems
+    try:
+        listing = list_folder(root)
+    except OSError as exc:
+        out.error(None, f"cannot list the folder: {exc.strerror or exc}", "check permissions")
+        return None, problems
+    dialect = detect(listing.names)
+    if dialect is None:
+        out.error(
+            None,
+            "not a plan folder: no [CODE]-TaskTrack.md and no overview.md or T-*.md",
+            "point at a plan folder, or create one: taskhand init DIR",
+            "dialect",
+        )
+        return None, problems
+    reader = tasktrack if dialect is Dialect.TASKTRACK else markdown
+    return reader.load(listing, problems), problems
+
+
+def detect(names: list[str]) -> Dialect | None:
+    """The dialect of a folder holding files `names`; TaskTrack wins when both appear."""
+    if tasktrack.overview_names(names):
+        return Dialect.TASKTRACK
+    if markdown.is_markdown_plan(names):
+        return Dialect.MARKDOWN
+    return None

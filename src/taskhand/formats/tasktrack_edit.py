@@ -1,0 +1,98 @@
+"""Writing TaskTrack files: canonical text for new files, and minimal edits for status steps.
+
+`render_*` gives the canonical form (reading it back and rendering again gives the same
+bytes). The edit functions change only the bytes a procedure step must change, so a
+person's formatting of every other line survives.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from taskhand.model import Plan, Status, Task
+
+NONE = "none"
+
+
+def now() -> str:
+    """The current time in the form TaskTrack files use (ISO 8601, UTC, seconds)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def render_overview(plan: Plan) -> str:
+    """The canonical overview file for `plan`."""
+    by_id = plan.by_id()
+    resources = ", ".join(plan.resources) if plan.resources else NONE
+    parts = [
+        f"# {plan.code} - {plan.title}",
+        f"**Objective**: {plan.objective}",
+        f"**Created**: {plan.created or now()}",
+        f"**Resources**: {resources}",
+    ]
+    for phase in plan.phases:
+        entries = "\n".join(f"* [{by_id[i].status}] {i}: {by_id[i].title}" for i in phase.task_ids)
+        parts.append(
+            f"## {phase.number}: {phase.title}\n\n{entries}"
+            if entries
+            else f"## {phase.number}: {phase.title}"
+        )
+    return "\n\n".join(parts) + "\n"
+
+
+def render_task(task: Task) -> str:
+    """The canonical task file for `task`."""
+    criteria = "\n".join(f"- {c.text}" for c in task.criteria)
+    parts = [
+        f"# {task.id}: {task.title}",
+        f"**Status**: {task.status}",
+        f"**Updated**: {task.updated or now()}",
+        f"**Dependencies**: {', '.join(task.dependencies) if task.dependencies else NONE}",
+        f"**Description**: {task.description}",
+        f"**Acceptance**:\n\n{criteria}" if criteria else f"**Acceptance**: {NONE}",
+    ]
+    for name, value in task.extra.items():
+        parts.append(f"**{name}**: {value}")
+    for exchange in task.exchanges:
+        parts.append(f"**Request**: {exchange.request}")
+        if exchange.response is not None:
+            parts.append(f"**Response**: {exchange.response}")
+    if task.resolution is not None:
+        parts.append(f"**Resolution**: {task.resolution}")
+    if task.failure is not None:
+        parts.append(f"**Failure**: {task.failure}")
+    return "\n\n".join(parts) + "\n"
+
+
+def set_overview_status(text: str, task_id: str, status: Status) -> str:
+    """Change one entry's status code in an overview, leaving every other byte alone."""
+    pattern = re.compile(rf"^([*-]\s+\[)[^\]]*(\]\s+{re.escape(task_id)}\s*:)", re.MULTILINE)
+    new, count = pattern.subn(rf"\g<1>{status}\g<2>", text, count=1)
+    if count != 1:
+        raise ValueError(f"{task_id} has no entry in the overview")
+    return new
+
+
+def _replacement(value: str) -> Callable[[re.Match[str]], str]:
+    return lambda match: f"{match.group(1)} {value}"
+
+
+def update_task_text(
+    text: str,
+    *,
+    status: Status | None = None,
+    updated: str | None = None,
+    append: tuple[tuple[str, str], ...] = (),
+) -> str:
+    """Set Status/Updated and append fields (Request, Resolution, Failure) at the end."""
+    for name, value in (("Status", status), ("Updated", updated)):
+        if value is None:
+            continue
+        pattern = re.compile(rf"^(\*\*{name}\*\*:)[^\n]*$", re.MULTILINE)
+        text, count = pattern.subn(_replacement(value), text, count=1)
+        if count != 1:
+            raise ValueError(f"the task file has no **{name}** field")
+    for name, value in append:
+        text = text.rstrip("\n") + f"\n\n**{name}**: {value}\n"
+    return text
