@@ -1,0 +1,165 @@
+"""The `taskhand` command end to end: init, validate, show and next on real folders."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SPEC_SOURCE, RunCli, WritePlan
+from tests.plans import md_plan, tt_plan
+
+
+@pytest.mark.parametrize("dialect", ["markdown", "tasktrack"])
+def test_init_writes_a_plan_that_validates(tmp_path: Path, run_cli: RunCli, dialect: str) -> None:
+    folder = tmp_path / "newplan"
+    result = run_cli("init", folder, "--dialect", dialect)
+    assert result.exit_code == 0, result.output
+    assert "created" in result.output
+    assert run_cli("validate", folder).exit_code == 0
+    again = run_cli("init", folder, "--dialect", dialect)
+    assert again.exit_code == 1
+    assert "already holds a plan" in again.stderr
+
+
+def test_init_copies_the_spec_publication(tmp_path: Path, run_cli: RunCli) -> None:
+    spec = tmp_path / "TaskTrack-v1_draft.md"
+    spec.write_text(SPEC_SOURCE.read_text() if SPEC_SOURCE.exists() else "# TaskTrack\n")
+    folder = tmp_path / "tt"
+    result = run_cli("init", folder, "--dialect", "tasktrack", "--code", "ABC", "--spec", spec)
+    assert result.exit_code == 0, result.output
+    assert (folder / spec.name).read_bytes() == spec.read_bytes()
+    assert sorted(p.name for p in folder.iterdir()) == ["ABC-1.md", "ABC-TaskTrack.md", spec.name]
+    report = run_cli("validate", folder, "--strict")
+    assert report.exit_code == 0, report.output
+
+
+def test_init_rejects_a_bad_code(tmp_path: Path, run_cli: RunCli) -> None:
+    result = run_cli("init", tmp_path / "x", "--dialect", "tasktrack", "--code", "AB1")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        "taskhand: error: plan code 'AB1' must be 3 to 5 letters A-Z (fix: --code FOO)"
+    )
+    assert not (tmp_path / "x").exists()
+
+
+def test_validate_json(write_plan: WritePlan, run_cli: RunCli) -> None:
+    folder = write_plan(md_plan(("T-001", {"depends": "T-404"})))
+    result = run_cli("validate", folder, "--json")
+    assert result.exit_code == 1
+    data = json.loads(result.output)
+    assert data["ok"] is False and data["errors"] == 1
+    [problem] = data["problems"]
+    assert problem["line"] == 4 and problem["rule"] == "unknown-dependency"
+    assert problem["path"].endswith("T-001-task.md")
+
+
+def test_strict_fails_on_warnings(write_plan: WritePlan, run_cli: RunCli) -> None:
+    folder = write_plan(tt_plan([[("FOO-1", "OPEN")]], spec=False))
+    assert run_cli("validate", folder).exit_code == 0
+    assert run_cli("validate", folder, "--strict").exit_code == 1
+
+
+def test_show_json_reports_eligibility_and_shape(write_plan: WritePlan, run_cli: RunCli) -> None:
+    folder = write_plan(
+        tt_plan(
+            [[("FOO-1", "DONE"), ("FOO-2", "OPEN"), ("FOO-3", "OPEN")], [("FOO-4", "OPEN")]],
+            {"FOO-3": "FOO-2"},
+        )
+    )
+    result = run_cli("show", folder, "--json")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["code"] == "FOO" and data["dialect"] == "tasktrack"
+    assert data["eligible"] == ["FOO-2"] and data["next"] == "FOO-2"
+    assert data["active_phase"] == 1 and data["exit"] is None
+    assert data["critical_path"] == ["FOO-2", "FOO-3", "FOO-4"]
+    assert data["remaining"] == {"critical_path": ["FOO-2", "FOO-3", "FOO-4"], "width": 1}
+    assert [t["status"] for t in data["tasks"]] == ["DONE", "OPEN", "OPEN", "OPEN"]
+    assert [t["eligible"] for t in data["tasks"]] == [False, True, False, False]
+    assert data["phases"][1] == {"number": 2, "title": "Phase 2", "tasks": ["FOO-4"]}
+
+
+def test_show_one_task(write_plan: WritePlan, run_cli: RunCli) -> None:
+    folder = write_plan(tt_plan([[("FOO-1", "WAIT")]]))
+    data = json.loads(run_cli("show", folder, "FOO-1", "--json").output)
+    assert data["requests"] == [{"request": "Decide something.", "response": None}]
+    text = run_cli("show", folder, "FOO-1").output
+    assert "Request: Decide something." in text
+    missing = run_cli("show", folder, "FOO-9")
+    assert missing.exit_code == 1
+    assert "no task FOO-9" in missing.stderr and "FOO-1" in missing.stderr
+
+
+@pytest.mark.parametrize(
+    ("phases", "reason", "message"),
+    [
+        ([[("FOO-1", "DONE")]], "plan_completed", "TaskTrack EXIT: Plan Completed"),
+        (
+            [[("FOO-1", "FAIL")], [("FOO-2", "OPEN")]],
+            "failed_tasks",
+            "TaskTrack EXIT: Failed Tasks",
+        ),
+        ([[("FOO-1", "WAIT")]], "waiting", "TaskTrack EXIT: Waiting for Human Feedback"),
+        (
+            [[("FOO-1", "BUSY")], [("FOO-2", "OPEN")]],
+            "no_eligible",
+            "TaskTrack EXIT: No Eligible Tasks",
+        ),
+    ],
+)
+def test_next_exit_rules(
+    write_plan: WritePlan,
+    run_cli: RunCli,
+    phases: list[list[tuple[str, str]]],
+    reason: str,
+    message: str,
+) -> None:
+    folder = write_plan(tt_plan(phases))
+    result = run_cli("next", folder, "--json")
+    assert result.exit_code == 3
+    data = json.loads(result.output)
+    assert data["next"] is None and data["eligible"] == []
+    assert data["exit"] == {"reason": reason, "message": message}
+    assert run_cli("next", folder).output.strip() == message
+
+
+def test_next_all_lists_the_frontier(write_plan: WritePlan, run_cli: RunCli) -> None:
+    folder = write_plan(tt_plan([[("FOO-1", "OPEN"), ("FOO-2", "OPEN"), ("FOO-10", "OPEN")]]))
+    result = run_cli("next", folder, "--all")
+    assert result.exit_code == 0
+    assert result.output.split() == ["FOO-1", "FOO-2", "FOO-10"]
+    assert json.loads(run_cli("next", folder, "--json").output)["next"] == "FOO-1"
+
+
+def test_status_file_overlays_markdown_plans(
+    write_plan: WritePlan, run_cli: RunCli, tmp_path: Path
+) -> None:
+    folder = write_plan(md_plan(("T-001", {}), ("T-002", {"phase": "2"})))
+    status = tmp_path / "task-status.json"
+    status.write_text('{"T-001": "done"}')
+    data = json.loads(run_cli("next", folder, "--json", "--status-file", status).output)
+    assert data["next"] == "T-002" and data["active_phase"] == 2
+
+
+def test_invalid_plan_refuses_show_and_next(write_plan: WritePlan, run_cli: RunCli) -> None:
+    folder = write_plan(md_plan(("T-001", {"depends": "T-002"}), ("T-002", {"depends": "T-001"})))
+    for command in ("show", "next"):
+        result = run_cli(command, folder)
+        assert result.exit_code == 1
+        assert "dependency cycle" in result.stderr
+        assert "Traceback" not in result.output
+
+
+def test_console_script_runs(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "taskhand", "validate", str(tmp_path / "absent")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 1
+    assert "no such plan folder (fix:" in result.stdout
