@@ -12,6 +12,7 @@ import fnmatch
 import json
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 from taskhand.formats.criteria import CriterionError, parse_criterion, parse_duration
 from taskhand.formats.files import Listing, read_text
@@ -43,9 +44,10 @@ def load(listing: Listing, problems: list[Problem]) -> Plan:
     if OVERVIEW not in listing.names:
         out.error(None, "overview.md is missing", "create it: taskhand init --dialect markdown")
     else:
-        overview_text = read_text(overview_path, root, out) or ""
-        if OVERVIEW in listing.names and not overview_text.strip() and not _has_errors(out):
+        text = read_text(overview_path, root, out)
+        if text is not None and not text.strip():
             out.error(1, "overview.md is empty", "write the goal, context and scope boundaries")
+        overview_text = text or ""
 
     task_names = [n for n in listing.names if fnmatch.fnmatchcase(n, TASK_GLOB)]
     if not task_names:
@@ -106,11 +108,11 @@ def parse_task(text: str, out: Collector) -> Task | None:
         ok = False
 
     segments = _split_sections(lines, end + 1)
-    non_ac = [(h, body) for h, body, _ in segments if h.lower() != _AC_HEADING and body]
+    non_ac = [(s.heading, s.text) for s in segments if s.heading.lower() != _AC_HEADING and s.text]
     if not non_ac:
         out.error(end + 2, "no description", "add a '## Description' section the agent can act on")
         ok = False
-    ac = next(((ln, first) for h, _, (first, ln) in segments if h.lower() == _AC_HEADING), None)
+    ac = next((s for s in segments if s.heading.lower() == _AC_HEADING), None)
     criteria = _criteria(ac, out) if ac else []
     if not ok:
         return None
@@ -120,27 +122,33 @@ def parse_task(text: str, out: Collector) -> Task | None:
         description = "\n\n".join(body if not h else f"## {h}\n{body}" for h, body in non_ac)
     task = Task(task_id, title, description, criteria, source=out.path, line=start + 1)
     task.lines = {"dependencies": key_lines.get("depends", start + 1)}
-    task.lines["criteria"] = ac[1] - 1 if ac else end + 2
+    task.lines["criteria"] = ac.first_line - 1 if ac else end + 2
     _apply_extensions(task, fields, key_lines, out)
     return task
 
 
-def _split_sections(lines: list[str], first: int) -> list[tuple[str, str, tuple[int, list[str]]]]:
-    """(heading, stripped text, (first line number, raw lines)) per `## ` section."""
-    segments: list[tuple[str, int, list[str]]] = [("", first + 1, [])]
+class _Section(NamedTuple):
+    heading: str  # "" for prose before the first heading
+    text: str  # the body, stripped as Tilth strips it
+    first_line: int
+    lines: list[str]
+
+
+def _split_sections(lines: list[str], first: int) -> list[_Section]:
+    """The `## ` sections of the body starting at index `first`, in document order."""
+    raw: list[tuple[str, int, list[str]]] = [("", first + 1, [])]
     for number, ln in enumerate(lines[first:], start=first + 1):
         match = _HEADING_RE.match(ln)
         if match:
-            segments.append((match.group(1).strip(), number + 1, []))
+            raw.append((match.group(1).strip(), number + 1, []))
         else:
-            segments[-1][2].append(ln)
-    return [(h, "\n".join(body).strip(), (n, body)) for h, n, body in segments]
+            raw[-1][2].append(ln)
+    return [_Section(h, "\n".join(body).strip(), n, body) for h, n, body in raw]
 
 
-def _criteria(section: tuple[list[str], int], out: Collector) -> list[Criterion]:
-    lines, first = section
+def _criteria(section: _Section, out: Collector) -> list[Criterion]:
     criteria = []
-    for number, ln in enumerate(lines, start=first):
+    for number, ln in enumerate(section.lines, start=section.first_line):
         s = ln.strip()
         if s[:2] in ("- ", "* ") and s[2:].strip():
             try:
@@ -229,10 +237,6 @@ def _report_duplicates(tasks: list[Task], problems: list[Problem]) -> None:
                 "duplicate-id",
             )
         first.setdefault(task.id, task)
-
-
-def _has_errors(out: Collector) -> bool:
-    return any(p.path == out.path and p.is_error for p in out.problems)
 
 
 def _title(overview: str) -> str:

@@ -46,30 +46,39 @@ def default_code(folder: Path) -> str:
     return letters[:5] if len(letters) >= 3 else "PLAN"
 
 
-def starter_files(dialect: Dialect, folder: Path, code: str, title: str) -> dict[str, str]:
-    """File name -> text of a new plan with one task."""
-    if dialect is Dialect.MARKDOWN:
-        task = Task("T-001", "First task", FIRST_DESCRIPTION, list(FIRST_CRITERIA))
-        return {
-            markdown.OVERVIEW: MARKDOWN_OVERVIEW.format(title=title),
-            "T-001-first-task.md": markdown.render_task(task),
-        }
-    if not tasktrack.CODE_RE.match(code):
+def starter_plan(dialect: Dialect, folder: Path, code: str, title: str) -> Plan:
+    """A new plan with one task, for the person to edit."""
+    if dialect is Dialect.TASKTRACK and not tasktrack.CODE_RE.match(code):
         raise InitError(f"plan code {code!r} must be 3 to 5 letters A-Z (fix: --code FOO)")
-    task = Task(f"{code}-1", "First task", FIRST_DESCRIPTION, list(FIRST_CRITERIA))
-    plan = Plan(
-        Dialect.TASKTRACK,
+    task_id = "T-001" if dialect is Dialect.MARKDOWN else f"{code}-1"
+    task = Task(task_id, "First task", FIRST_DESCRIPTION, list(FIRST_CRITERIA))
+    return Plan(
+        dialect,
         folder,
         title,
         [task],
         [Phase(1, "First phase", [task.id])],
-        code=code,
+        code=code if dialect is Dialect.TASKTRACK else None,
         objective="The overall goal of this plan, with the background an agent needs.",
+        overview_text=MARKDOWN_OVERVIEW.format(title=title),
     )
-    return {
-        f"{code}{tasktrack.OVERVIEW_SUFFIX}": tasktrack_edit.render_overview(plan),
-        f"{task.id}.md": tasktrack_edit.render_task(task),
-    }
+
+
+def render_files(plan: Plan) -> dict[str, str]:
+    """File name -> text of every file of a new plan, in its dialect's canonical form."""
+    if plan.dialect is Dialect.MARKDOWN:
+        files = {markdown.OVERVIEW: plan.overview_text}
+        for task in plan.tasks:
+            files[f"{task.id}-{slug(task.title)}.md"] = markdown.render_task(task)
+        return files
+    files = {f"{plan.code}{tasktrack.OVERVIEW_SUFFIX}": tasktrack_edit.render_overview(plan)}
+    files |= {f"{task.id}.md": tasktrack_edit.render_task(task) for task in plan.tasks}
+    return files
+
+
+def slug(title: str) -> str:
+    words = re.findall(r"[a-z0-9]+", title.lower())
+    return "-".join(words)[:40].strip("-") or "task"
 
 
 def init_plan(
@@ -89,7 +98,8 @@ def init_plan(
             raise InitError(
                 f"{spec.name}: a spec publication is named TaskTrack-<REVISION>.md (fix: rename it)"
             )
-    files = starter_files(dialect, folder, code or default_code(folder), title or "New plan")
+    plan = starter_plan(dialect, folder, code or default_code(folder), title or folder.resolve().name)
+    files = render_files(plan)
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for name, text in files.items():
