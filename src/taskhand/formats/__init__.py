@@ -47,9 +47,15 @@ def load(path: Path) -> tuple[Plan | None, list[Problem]]:
 
 
 def detect(names: list[str]) -> Dialect | None:
-    """The dialect of a folder holding files `names`; TaskTrack wins when both appear."""
-    if tasktrack.overview_names(names):
+    """The dialect of a folder holding files `names`.
+
+    A well-named TaskTrack overview decides; a Markdown plan next comes first, so that a
+    Tilth folder holding some `NOTES-TaskTrack.md` still reads as Tilth reads it; a badly
+    named TaskTrack overview alone still reads as TaskTrack, to report its name.
+    """
+    overviews = tasktrack.overview_names(names)
+    if any(tasktrack.CODE_RE.match(tasktrack.code_of(n)) for n in overviews):
         return Dialect.TASKTRACK
     if markdown.is_markdown_plan(names):
         return Dialect.MARKDOWN
-    return None
+    return Dialect.TASKTRACK if overviews else None

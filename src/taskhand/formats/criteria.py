@@ -53,7 +53,8 @@ def parse_criterion(text: str) -> Criterion:
     timeout, exit_code = DEFAULT_CHECK_TIMEOUT, 0
     for option in filter(None, (o.strip() for o in (match.group("opts") or "").split(","))):
         name, _, value = option.partition(" ")
-        if name == "exit" and value.strip().lstrip("-").isdigit():
+        digits = value.strip().removeprefix("-")
+        if name == "exit" and digits.isascii() and digits.isdigit():
             exit_code = int(value)
         elif name == "timeout":
             timeout = parse_duration(value)

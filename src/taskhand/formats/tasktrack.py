@@ -26,6 +26,10 @@ _PHASE_RE = re.compile(r"^##\s+(?P<n>\d+)\s*:\s*(?P<title>.*?)\s*$")
 _ENTRY_RE = re.compile(r"^[*-]\s+\[(?P<status>[^\]]*)\]\s+(?P<id>[^:\s]+)\s*:\s*(?P<title>.*?)\s*$")
 
 
+def code_of(overview_name: str) -> str:
+    return overview_name.removesuffix(OVERVIEW_SUFFIX)
+
+
 def overview_names(names: list[str]) -> list[str]:
     return [n for n in names if n.endswith(OVERVIEW_SUFFIX) and not n.startswith("TaskTrack-")]
 
@@ -166,9 +170,9 @@ def _parse_phases(
 def load(listing: Listing, problems: list[Problem]) -> Plan:
     """Read a TaskTrack plan folder; every problem found is appended to `problems`."""
     root = listing.root
-    names = overview_names(listing.names)
+    names = sorted(overview_names(listing.names), key=lambda n: not CODE_RE.match(code_of(n)))
     overview_name = names[0]
-    code = overview_name[: -len(OVERVIEW_SUFFIX)]
+    code = code_of(overview_name)
     overview_path = root / overview_name
     out = Collector(problems, overview_path)
     if len(names) > 1:

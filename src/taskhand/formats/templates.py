@@ -98,7 +98,9 @@ def init_plan(
             raise InitError(
                 f"{spec.name}: a spec publication is named TaskTrack-<REVISION>.md (fix: rename it)"
             )
-    plan = starter_plan(dialect, folder, code or default_code(folder), title or folder.resolve().name)
+    plan = starter_plan(
+        dialect, folder, code or default_code(folder), title or folder.resolve().name
+    )
     files = render_files(plan)
     folder.mkdir(parents=True, exist_ok=True)
     written = []
