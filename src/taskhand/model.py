@@ -31,10 +31,20 @@ DEFAULT_CHECK_TIMEOUT = 600.0
 _COUNTER_RE = re.compile(r"-(\d+)$")
 
 
-def id_key(task_id: str) -> tuple[int, str]:
-    """Order ids by their counter as a number (FOO-2 < FOO-10), then by text."""
+def counter(task_id: str) -> str:
+    """The number of an id as canonical digits ("T-007" -> "7"); "" when it has none."""
     match = _COUNTER_RE.search(task_id)
-    return (int(match.group(1)) if match else -1, task_id)
+    return (match.group(1).lstrip("0") or "0") if match else ""
+
+
+def id_key(task_id: str) -> tuple[int, str, str]:
+    """Order ids by their counter as a number (FOO-2 < FOO-10), then by text.
+
+    Compares digit strings by length first, so any number of digits orders correctly
+    without converting it to an int.
+    """
+    digits = counter(task_id)
+    return (len(digits), digits, task_id)
 
 
 @dataclass(frozen=True)

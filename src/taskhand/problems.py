@@ -34,7 +34,9 @@ class Problem:
         return f"{shown}:{self.line}" if self.line else shown
 
     def render(self) -> str:
-        return f"{self.location()}: {self.severity}: {self.message} (fix: {self.fix})"
+        """One line, whatever the message quotes from the file."""
+        text = f"{self.severity}: {self.message} (fix: {self.fix})"
+        return f"{self.location()}: {printable(text)}"
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -42,8 +44,8 @@ class Problem:
             "line": self.line,
             "severity": str(self.severity),
             "rule": self.rule,
-            "message": self.message,
-            "fix": self.fix,
+            "message": printable(self.message),
+            "fix": printable(self.fix),
         }
 
 
@@ -57,12 +59,26 @@ class PlanError(Exception):
 
 
 def display_path(path: Path) -> str:
-    """A path relative to the working directory when it lies below it."""
+    """A path relative to the working directory when it lies below it, printable."""
     try:
         rel = os.path.relpath(path)
-    except ValueError:
-        return str(path)
-    return str(path) if rel.startswith("..") else rel
+    except (ValueError, OSError):
+        rel = ".."
+    return printable(str(path) if rel.startswith("..") else rel)
+
+
+def printable(text: str) -> str:
+    """Escape line breaks, control characters and undecodable bytes of file names."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else _escape(c) for c in text)
+
+
+def _escape(char: str) -> str:
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte os.fsdecode could not decode
+        return f"\\x{code - 0xDC00:02x}"
+    return char.encode("unicode_escape").decode("ascii")
 
 
 class Collector:

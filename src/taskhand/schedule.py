@@ -104,7 +104,8 @@ def shape(plan: Plan, statuses: Statuses | None = None, remaining: bool = False)
         members = [t.id for t in tasks if t.phase == number and t.id in level]
         if not members:
             continue
-        chain = [max(members, key=lambda i: (level[i], -id_key(i)[0]))]
+        deepest = max(level[i] for i in members)
+        chain = [min((i for i in members if level[i] == deepest), key=id_key)]
         while (before := previous.get(chain[-1])) is not None:
             chain.append(before)
         path.extend(reversed(chain))

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskhand import formats, schedule
-from taskhand.model import Dialect, Plan, Status, Task, id_key
+from taskhand.model import Dialect, Plan, Status, Task, counter, id_key
 from taskhand.problems import Collector, Problem, Severity
 
 # Redundant-dependency search stops after this many steps so a huge plan stays fast.
@@ -139,8 +139,8 @@ def _check_criteria(plan: Plan, problems: list[Problem]) -> None:
 
 
 def _check_counters(plan: Plan, problems: list[Problem]) -> None:
-    counters = [id_key(t.id)[0] for t in plan.tasks]
     if plan.dialect is Dialect.TASKTRACK:
+        counters = [int(counter(t.id)) for t in plan.tasks]  # at most 9 digits each
         missing = sorted(set(range(1, max(counters, default=0) + 1)) - set(counters))
         if missing and plan.overview_path:
             shown = ", ".join(f"{plan.code}-{n}" for n in missing[:5])
@@ -151,17 +151,17 @@ def _check_counters(plan: Plan, problems: list[Problem]) -> None:
                 "counters",
             )
         return
-    seen: dict[int, str] = {}
+    seen: dict[str, str] = {}
     for task in plan.tasks:
-        counter = id_key(task.id)[0]
-        if counter in seen and seen[counter] != task.id:
+        number = counter(task.id)
+        if number in seen and seen[number] != task.id:
             _at(task, plan, problems).warn(
                 task.line,
-                f"{task.id} and {seen[counter]} have the same number",
+                f"{task.id} and {seen[number]} have the same number",
                 "use one zero-padded width for all ids (T-001)",
                 "counters",
             )
-        seen.setdefault(counter, task.id)
+        seen.setdefault(number, task.id)
 
 
 def _check_serialization(plan: Plan, problems: list[Problem]) -> None:

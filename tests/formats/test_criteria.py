@@ -31,9 +31,11 @@ def test_parse(text: str, check: Check | None) -> None:
     ("text", "reason"),
     [
         ("`$ echo 'open` fails", "cannot be split"),
-        ("`$ run` (exit two)", "unknown option"),
+        ("`$ run` (exit two)", "is not 'exit N'"),
+        ("`$ run` (exit 256)", "is not 'exit N'"),
         ("`$ run` (timeout soon)", "not a duration"),
         ("`$ run` (timeout 0s)", "above zero"),
+        ("`$ run` (timeout 8000000)", "at most 7 days"),
     ],
 )
 def test_bad_commands_say_why(text: str, reason: str) -> None:

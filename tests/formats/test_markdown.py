@@ -47,7 +47,7 @@ def test_extension_keys(write_plan: WritePlan) -> None:
 @pytest.mark.parametrize(
     ("key", "value", "message"),
     [
-        ("phase", "0", "phase: '0' is not a whole number of 1 or more"),
+        ("phase", "0", "phase: '0' is not a whole number from 1 to 999999"),
         ("depends", "task-one", "is not a task id"),
         ("kind", "backend", "'backend' is not one of logic, ui, vague"),
         ("timeout", "forever", "not a duration"),

@@ -20,6 +20,16 @@ def plan_folder(path: Path) -> Path:
 def load(path: Path) -> tuple[Plan | None, list[Problem]]:
     """Read the plan at `path` in whichever dialect it is written; never raises on bad input."""
     problems: list[Problem] = []
+    try:
+        return _load(path, problems)
+    except OSError as exc:  # the path itself is unusable: too long, looping, vanished
+        Collector(problems, path).error(
+            None, f"cannot read the plan: {exc.strerror or exc}", "check the path"
+        )
+        return None, problems
+
+
+def _load(path: Path, problems: list[Problem]) -> tuple[Plan | None, list[Problem]]:
     out = Collector(problems, path)
     root = plan_folder(path)
     if not root.exists():

@@ -21,6 +21,8 @@ _COMMAND_RE = re.compile(
     r"^(`+)\s*\$\s+(?P<cmd>.+?)\s*\1(?!`)\s*(?:\((?P<opts>(?:exit|timeout)\b[^)]*)\))?"
 )
 _DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|sec|m|min|h)?$")
+MAX_SECONDS = 7 * 24 * 3600.0
+_EXIT_CODE_RE = re.compile(r"^(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$")
 _UNITS = {None: 1.0, "s": 1.0, "sec": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
 
 
@@ -34,8 +36,8 @@ def parse_duration(text: str) -> float:
     if not match:
         raise CriterionError(f"{text!r} is not a duration like 90, 90s, 5m or 1h")
     seconds = float(match.group(1)) * _UNITS[match.group(2)]
-    if seconds <= 0:
-        raise CriterionError(f"duration {text!r} must be above zero")
+    if not 0 < seconds <= MAX_SECONDS:
+        raise CriterionError(f"duration {text!r} must be above zero and at most 7 days")
     return seconds
 
 
@@ -53,13 +55,12 @@ def parse_criterion(text: str) -> Criterion:
     timeout, exit_code = DEFAULT_CHECK_TIMEOUT, 0
     for option in filter(None, (o.strip() for o in (match.group("opts") or "").split(","))):
         name, _, value = option.partition(" ")
-        digits = value.strip().removeprefix("-")
-        if name == "exit" and digits.isascii() and digits.isdigit():
+        if name == "exit" and _EXIT_CODE_RE.match(value.strip()):
             exit_code = int(value)
         elif name == "timeout":
             timeout = parse_duration(value)
         else:
-            raise CriterionError(f"unknown option {option!r}; use 'exit N' or 'timeout 30s'")
+            raise CriterionError(f"option {option!r} is not 'exit N' (0-255) or 'timeout 30s'")
     return Criterion(text, Check(argv, timeout, exit_code))
 
 

@@ -56,8 +56,9 @@ def read_text(path: Path, root: Path, out: Collector) -> str | None:
             )
             return None
         data = path.read_bytes()
-    except OSError as exc:
-        out.error(None, f"cannot be read: {exc.strerror or exc}", "check its permissions", "io")
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop, on Python 3.11
+        reason = getattr(exc, "strerror", None) or str(exc).split(":")[0]
+        out.error(None, f"cannot be read: {reason}", "replace it with a readable file", "io")
         return None
     if b"\x00" in data:
         offset = data.index(b"\x00")

@@ -215,8 +215,8 @@ def _apply_key(task: Task, key: str, value: str) -> None:
 
 
 def _positive_int(value: str) -> int:
-    if not value.isascii() or not value.isdigit() or int(value) < 1:
-        raise ValueError(f"{value!r} is not a whole number of 1 or more")
+    if not value.isascii() or not value.isdigit() or len(value) > 6 or int(value) < 1:
+        raise ValueError(f"{value!r} is not a whole number from 1 to 999999")
     return int(value)
 
 

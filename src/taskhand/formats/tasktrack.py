@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from taskhand.formats.files import Listing, read_text
 from taskhand.formats.minimark import check_order, check_timestamp, split_fields, split_list
 from taskhand.formats.tasktrack_task import ID_RE, parse_task_text
-from taskhand.model import Dialect, Phase, Plan, Status, Task, id_key
+from taskhand.model import Dialect, Phase, Plan, Status, Task, counter, id_key
 from taskhand.problems import Collector, Problem
 
 OVERVIEW_SUFFIX = "-TaskTrack.md"
@@ -22,7 +22,7 @@ OVERVIEW_FIELDS = ("Objective", "Created", "Resources")
 
 _TASK_FILE_RE = re.compile(r"^(?P<code>[A-Za-z]+)-(?P<n>\d+)\.md$")
 _PLAN_HEAD_RE = re.compile(r"^#\s+(?P<code>\S+)\s+-\s+(?P<title>.*?)\s*$")
-_PHASE_RE = re.compile(r"^##\s+(?P<n>\d+)\s*:\s*(?P<title>.*?)\s*$")
+_PHASE_RE = re.compile(r"^##\s+(?P<n>[0-9]{1,6})\s*:\s*(?P<title>.*?)\s*$")
 _ENTRY_RE = re.compile(r"^[*-]\s+\[(?P<status>[^\]]*)\]\s+(?P<id>[^:\s]+)\s*:\s*(?P<title>.*?)\s*$")
 
 
@@ -235,7 +235,7 @@ def _load_tasks(
             )
             continue
         files[task_id] = name
-    counters: dict[int, str] = {}
+    counters: dict[str, str] = {}
     tasks = []
     for task_id in sorted(set(files) | set(entries), key=id_key):
         entry = entries.get(task_id)
@@ -257,15 +257,15 @@ def _load_tasks(
         task = parse_task_text(text, out, task_id) if text is not None else None
         if task is None:
             continue
-        counter = id_key(task_id)[0]
-        if counter in counters:
+        number = counter(task_id)
+        if number in counters:
             out.error(
                 task.line,
-                f"{task_id} has the same counter as {counters[counter]}",
+                f"{task_id} has the same counter as {counters[number]}",
                 "give every task a distinct number",
                 "duplicate-id",
             )
-        counters[counter] = task_id
+        counters[number] = task_id
         if entry:
             task.phase = entry.phase
             _compare(task, entry, out, plan)

@@ -23,7 +23,7 @@ from taskhand.problems import Collector
 
 TASK_FIELDS = ("Status", "Updated", "Dependencies", "Description", "Acceptance")
 OUTCOME_FIELDS = ("Request", "Response", "Resolution", "Failure")
-ID_RE = re.compile(r"^(?P<code>[A-Z]{3,5})-(?P<n>[1-9]\d*)$")
+ID_RE = re.compile(r"^(?P<code>[A-Z]{3,5})-(?P<n>[1-9][0-9]{0,8})$")
 _TASK_HEAD_RE = re.compile(r"^#\s+(?P<id>[^:\s]+)\s*:\s*(?P<title>.*?)\s*$")
 
 
