@@ -6,7 +6,7 @@ eligible when it is open, every earlier phase is done, and its dependencies are 
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -88,6 +88,7 @@ class Shape:
     critical_path: list[str]
     width: int
     tasks: int
+    phase_widths: dict[int, int]
 
 
 def shape(plan: Plan, statuses: Statuses | None = None, remaining: bool = False) -> Shape:
@@ -98,22 +99,21 @@ def shape(plan: Plan, statuses: Statuses | None = None, remaining: bool = False)
     status = statuses if statuses is not None else plan.statuses()
     tasks = [t for t in plan.tasks if not remaining or status.get(t.id) is not Status.DONE]
     level, previous = _levels(tasks)
+    by_phase: dict[int, list[str]] = {}
+    for task in tasks:
+        if task.id in level:
+            by_phase.setdefault(task.phase, []).append(task.id)
     path: list[str] = []
-    width = 0
-    for number in sorted({t.phase for t in tasks}):
-        members = [t.id for t in tasks if t.phase == number and t.id in level]
-        if not members:
-            continue
+    widths: dict[int, int] = {}
+    for number in sorted(by_phase):
+        members = by_phase[number]
         deepest = max(level[i] for i in members)
         chain = [min((i for i in members if level[i] == deepest), key=id_key)]
         while (before := previous.get(chain[-1])) is not None:
             chain.append(before)
         path.extend(reversed(chain))
-        counts: dict[int, int] = {}
-        for i in members:
-            counts[level[i]] = counts.get(level[i], 0) + 1
-        width = max(width, *counts.values())
-    return Shape(path, width, len(tasks))
+        widths[number] = max(Counter(level[i] for i in members).values())
+    return Shape(path, max(widths.values(), default=0), len(tasks), widths)
 
 
 def _levels(tasks: list[Task]) -> tuple[dict[str, int], dict[str, str | None]]:

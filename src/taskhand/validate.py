@@ -184,20 +184,17 @@ def _check_serialization(plan: Plan, problems: list[Problem]) -> None:
                 )
     shape = schedule.shape(plan)
     for phase in plan.phases:
-        members = [by_id[i] for i in phase.task_ids if i in by_id]
-        linked = sum(1 for t in members for d in t.dependencies if by_id.get(d) in members)
-        if len(members) >= 3 and linked >= len(members) - 1:
-            sub = schedule.shape(Plan(plan.dialect, plan.root, "", members, [phase]))
-            if sub.width == 1:
-                Collector(problems, plan.overview_path or plan.root).warn(
-                    None,
-                    f"phase {phase.number}'s {len(members)} tasks form one dependency chain, "
-                    f"so none can run in parallel (plan critical path {len(shape.critical_path)}"
-                    f" of {shape.tasks} tasks, width {shape.width})",
-                    "keep only dependencies on work a task really uses; if the order is real, "
-                    "use successive phases",
-                    "serialized",
-                )
+        size = sum(1 for i in phase.task_ids if i in by_id)
+        if size >= 3 and shape.phase_widths.get(phase.number) == 1:
+            Collector(problems, plan.overview_path or plan.root).warn(
+                None,
+                f"phase {phase.number}'s {size} tasks form one dependency chain, "
+                f"so none can run in parallel (plan critical path {len(shape.critical_path)}"
+                f" of {shape.tasks} tasks, width {shape.width})",
+                "keep only dependencies on work a task really uses; if the order is real, "
+                "use successive phases",
+                "serialized",
+            )
 
 
 def _reaches(

@@ -7,6 +7,7 @@ bytes that are not UTF-8. Reading turns each into a problem instead of a traceba
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +33,8 @@ def list_folder(root: Path) -> Listing:
 def read_text(path: Path, root: Path, out: Collector) -> str | None:
     """Read a plan file as text the way Python's text mode would, or record why not."""
     try:
-        if path.is_symlink():
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode):
             target = path.resolve()
             if not target.is_relative_to(root.resolve()):
                 out.error(
@@ -42,10 +44,11 @@ def read_text(path: Path, root: Path, out: Collector) -> str | None:
                     "symlink-escape",
                 )
                 return None
-        if not path.is_file():
+            info = path.stat() if target.exists() else info
+        if not stat.S_ISREG(info.st_mode):
             out.error(None, "not a regular file", "replace it with a Markdown file", "not-a-file")
             return None
-        size = path.stat().st_size
+        size = info.st_size
         if size > MAX_FILE_BYTES:
             out.error(
                 None,
