@@ -10,13 +10,20 @@ from typing import Any, NoReturn
 
 import click
 
-from taskhand import schedule, validate, views
+from taskhand import cli_run, schedule, validate, views
+from taskhand.agents import AgentError
 from taskhand.formats import markdown, templates
+from taskhand.formats.templates import InitError
+from taskhand.git import GitError
+from taskhand.lock import LockedError
 from taskhand.model import Dialect, Plan
 from taskhand.problems import PlanError, display_path
+from taskhand.runner import RunError
 from taskhand.schedule import Statuses
 
 EXIT_NONE_ELIGIBLE = 3
+# Errors whose message is already one line naming what is wrong and the fix.
+EXPECTED = (GitError, AgentError, LockedError, RunError, InitError)
 
 
 class Failure(click.ClickException):
@@ -38,6 +45,8 @@ class Group(click.Group):
             for problem in exc.problems:
                 click.echo(problem.render(), err=True)
             raise SystemExit(1) from None
+        except EXPECTED as exc:
+            raise Failure(str(exc)) from None
         except Exception as exc:
             if os.environ.get("TASKHAND_DEBUG"):
                 raise
@@ -193,6 +202,10 @@ def next_command(plan: Path, all_eligible: bool, as_json: bool, status_file: Pat
         click.echo(views.next_text(data, all_eligible))
     if data["next"] is None:
         sys.exit(EXIT_NONE_ELIGIBLE)
+
+
+for command in cli_run.COMMANDS:
+    cli.add_command(command)
 
 
 def main() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 
 from taskhand.model import Plan, Status, Task
 
@@ -89,10 +90,16 @@ def update_task_text(
     for name, value in (("Status", status), ("Updated", updated)):
         if value is None:
             continue
-        pattern = re.compile(rf"^(\*\*{name}\*\*:)[^\n]*$", re.MULTILINE)
+        pattern = re.compile(rf"^(\*\*{name}\*\*:)[^\r\n]*", re.MULTILINE)
         text, count = pattern.subn(_replacement(value), text, count=1)
         if count != 1:
             raise ValueError(f"the task file has no **{name}** field")
+    newline = "\r\n" if "\r\n" in text else "\n"
     for name, value in append:
-        text = text.rstrip("\n") + f"\n\n**{name}**: {value}\n"
+        text = text.rstrip("\r\n") + f"{newline * 2}**{name}**: {value}{newline}"
     return text
+
+
+def read_raw(path: Path) -> str:
+    """A plan file's text with its line endings kept, for an edit that keeps them too."""
+    return path.read_bytes().decode("utf-8")

@@ -1,0 +1,21 @@
+"""Agent backends behind one interface, chosen by short name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from taskhand.agents.base import Agent, AgentError
+from taskhand.agents.replay import ReplayAgent
+
+__all__ = ["NAMES", "Agent", "AgentError", "create"]
+
+NAMES = ("replay",)
+
+
+def create(name: str, script: Path | None = None) -> Agent:
+    """The backend called `name`, ready to run units."""
+    if name == "replay":
+        if script is None:
+            raise AgentError("the replay agent needs a script (fix: --script FILE.toml)")
+        return ReplayAgent.load(script)
+    raise AgentError(f"unknown agent {name!r} (fix: use one of {', '.join(NAMES)})")

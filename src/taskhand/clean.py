@@ -1,0 +1,75 @@
+"""Cleaning up after a run, fail-closed: only what is integrated, or provably empty, goes.
+
+A task branch whose commit is not in the run branch is kept, with the reason and the command
+a person would use to drop it; the run branch itself is the deliverable and always stays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from taskhand import git
+from taskhand.paths import StateDir
+from taskhand.store import Run, Store
+
+
+@dataclass(frozen=True)
+class Step:
+    """One thing `clean` removes (or, as a refusal, keeps), and why."""
+
+    kind: str  # "worktree", "branch", "keep"
+    target: str
+    reason: str
+
+
+def plan_clean(store: Store, state: StateDir, run: Run) -> list[Step]:
+    """What cleaning `run` would do, refusals included; nothing is changed."""
+    repo = Path(run.repo)
+    if store.open_attempts(run.id) and run.status == "running":
+        return [
+            Step(
+                "keep",
+                run.id,
+                "the run is still running (fix: wait for it, or resume it to the end first)",
+            )
+        ]
+    steps = []
+    folder = state.run_dir(run.id) / "worktrees"
+    for tree in git.worktrees(repo):
+        if tree.path.resolve().is_relative_to(folder.resolve()):
+            steps.append(Step("worktree", str(tree.path), "attempt worktree"))
+    head = git.branch_sha(repo, run.run_branch)
+    for branch in sorted({a.branch for a in store.attempts(run.id)}):
+        sha = git.branch_sha(repo, branch)
+        if sha is None:
+            continue
+        if head is not None and git.is_ancestor(repo, sha, head):
+            steps.append(Step("branch", branch, f"integrated into {run.run_branch}"))
+        else:
+            steps.append(
+                Step(
+                    "keep",
+                    branch,
+                    f"holds {sha[:12]}, which is not in "
+                    f"{run.run_branch} (fix: merge it, or drop it with "
+                    f"git branch -D {branch})",
+                )
+            )
+    steps.append(
+        Step(
+            "keep",
+            run.run_branch,
+            f"the run's result (fix: merge it, then git branch -d {run.run_branch})",
+        )
+    )
+    return steps
+
+
+def apply(state: StateDir, run: Run, steps: list[Step]) -> None:
+    repo = Path(run.repo)
+    for step in steps:
+        if step.kind == "worktree":
+            git.remove_worktree(repo, Path(step.target))
+        elif step.kind == "branch":
+            git.delete_branch(repo, step.target)

@@ -1,0 +1,248 @@
+"""The run commands of `taskhand`: run, resume, runs, stats, clean, demo."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from taskhand import clean, demo, git, runner, watch
+from taskhand.paths import StateDir
+from taskhand.store import Run, Store
+
+EXIT_CODES = {"completed": 0, "failed": 1}
+EXIT_UNFINISHED = 3
+
+REPO = click.option(
+    "--repo",
+    type=click.Path(path_type=Path),
+    help="The repository (default: the one holding the plan, or the current folder).",
+)
+JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+
+
+def _listener(as_json: bool) -> watch.JsonLines | watch.Progress:
+    return watch.JsonLines() if as_json else watch.Progress()
+
+
+def _report(summary: runner.Summary, as_json: bool) -> None:
+    if as_json:
+        return
+    click.echo(f"\nrun {summary.run_id}: {summary.status} ({summary.message})")
+    click.echo(f"result branch: {summary.run_branch} in {summary.repo}")
+    click.echo(f"state: {summary.state} (events.jsonl, task-status.json)")
+    click.echo(f"costs: taskhand stats {summary.run_id}")
+
+
+def _finish(summary: runner.Summary) -> None:
+    sys.exit(EXIT_CODES.get(summary.status, EXIT_UNFINISHED))
+
+
+@click.command()
+@click.argument("plan", type=click.Path(path_type=Path))
+@click.option("--agent", default="replay", show_default=True, help="The agent backend.")
+@click.option("--model", help="The model the agent uses.")
+@click.option("--script", type=click.Path(path_type=Path), help="The replay agent's script.")
+@click.option(
+    "--base", "base_ref", default="HEAD", show_default=True, help="The commit tasks start from."
+)
+@click.option("--new", is_flag=True, help="Start a new run even if the last one is unfinished.")
+@click.option("--max-attempts", type=click.IntRange(1), default=3, show_default=True)
+@click.option(
+    "--unit-timeout",
+    type=click.FloatRange(min=1),
+    default=1800,
+    show_default=True,
+    help="Seconds per agent unit.",
+)
+@click.option("--run-timeout", type=click.FloatRange(min=1), help="Wall-clock seconds per run.")
+@click.option("--task-tokens", type=click.IntRange(1), help="Token cap per task.")
+@click.option("--run-tokens", type=click.IntRange(1), help="Token cap per run.")
+@click.option("--task-dollars", type=click.FloatRange(min=0), help="Spend cap per task.")
+@click.option("--run-dollars", type=click.FloatRange(min=0), help="Spend cap per run.")
+@REPO
+@JSON
+def run(
+    plan: Path,
+    agent: str,
+    model: str | None,
+    script: Path | None,
+    base_ref: str,
+    new: bool,
+    max_attempts: int,
+    unit_timeout: float,
+    run_timeout: float | None,
+    task_tokens: int | None,
+    run_tokens: int | None,
+    task_dollars: float | None,
+    run_dollars: float | None,
+    repo: Path | None,
+    as_json: bool,
+) -> None:
+    """Work through PLAN: each task in its own worktree, gated, integrated into a run branch.
+
+    An unfinished earlier run of the same plan is continued (use --new for a fresh one).
+    """
+    caps = runner.Caps(
+        max_attempts, unit_timeout, run_timeout, task_tokens, run_tokens, task_dollars, run_dollars
+    )
+    config = runner.RunConfig(
+        agent, model, str(script.resolve()) if script else None, base_ref, caps
+    )
+    listener = _listener(as_json)
+    try:
+        summary = runner.start(plan, config, listener, repo, new)
+    finally:
+        listener.close()
+    _report(summary, as_json)
+    _finish(summary)
+
+
+@click.command()
+@click.argument("run_id", required=False)
+@REPO
+@JSON
+def resume(run_id: str | None, repo: Path | None, as_json: bool) -> None:
+    """Resume RUN (default: the latest run of this repository) where it stopped."""
+    listener = _listener(as_json)
+    try:
+        summary = runner.resume(run_id, listener, repo)
+    finally:
+        listener.close()
+    _report(summary, as_json)
+    _finish(summary)
+
+
+def _store(repo: Path | None) -> tuple[StateDir, Store]:
+    root = git.find_repo(repo or Path.cwd())
+    state = StateDir.for_repo(root)
+    if not state.database.exists():
+        raise click.ClickException(f"no runs for {root} (fix: start one with taskhand run PLAN)")
+    return state, Store.open(state.database)
+
+
+def _pick(store: Store, run_id: str | None) -> Run:
+    found = store.get_run(run_id) if run_id else store.latest_run()
+    if found is None:
+        raise click.ClickException(f"no run {run_id or ''} here (fix: list them: taskhand runs)")
+    return found
+
+
+@click.command()
+@REPO
+@JSON
+def runs(repo: Path | None, as_json: bool) -> None:
+    """List the runs of this repository, newest first."""
+    _, store = _store(repo)
+    with store:
+        rows: list[dict[str, Any]] = []
+        for item in store.runs():
+            states = store.task_states(item.id)
+            done = sum(1 for s in states.values() if s.status == "DONE")
+            rows.append(
+                {
+                    "id": item.id,
+                    "status": item.status,
+                    "plan": item.plan_path,
+                    "done": done,
+                    "tasks": len(states),
+                    "branch": item.run_branch,
+                    "created": item.created,
+                    "reason": item.reason,
+                }
+            )
+    if as_json:
+        click.echo(_json(rows))
+        return
+    table = Table("run", "status", "done", "plan", "branch", box=None)
+    for row in rows:
+        table.add_row(
+            str(row["id"]),
+            str(row["status"]),
+            f"{row['done']}/{row['tasks']}",
+            str(row["plan"]),
+            str(row["branch"]),
+        )
+    Console(highlight=False).print(table)
+
+
+@click.command()
+@click.argument("run_id", required=False)
+@REPO
+@JSON
+def stats(run_id: str | None, repo: Path | None, as_json: bool) -> None:
+    """Units, agent time, tokens and dollars per task and in total for RUN."""
+    _, store = _store(repo)
+    with store:
+        found = _pick(store, run_id)
+        figures = store.stats(found.id)
+    if as_json:
+        click.echo(_json({"run": found.id, **figures.as_json()}))
+        return
+    table = Table(
+        "task",
+        "units",
+        "agent s",
+        "tokens in",
+        "tokens out",
+        "cached",
+        "dollars",
+        title=f"run {found.id}",
+        box=None,
+    )
+    for row in [*figures.tasks, figures.total]:
+        dollars = f"{row.cost:.4f}" + (" (est.)" if row.estimated else "")
+        table.add_row(
+            row.task_id,
+            str(row.units),
+            f"{row.seconds:.1f}",
+            str(row.tokens_in),
+            str(row.tokens_out),
+            str(row.tokens_cached),
+            dollars,
+        )
+    Console(highlight=False).print(table)
+
+
+@click.command(name="clean")
+@click.argument("run_id", required=False)
+@click.option("--dry-run", is_flag=True, help="Show what would be removed; change nothing.")
+@REPO
+def clean_command(run_id: str | None, dry_run: bool, repo: Path | None) -> None:
+    """Remove RUN's worktrees and integrated task branches; keep (and say why) the rest."""
+    state, store = _store(repo)
+    with store:
+        found = _pick(store, run_id)
+        steps = clean.plan_clean(store, state, found)
+    verb = "would remove" if dry_run else "removed"
+    for step in steps:
+        if step.kind == "keep":
+            click.echo(f"kept {step.target}: {step.reason}")
+        else:
+            click.echo(f"{verb} {step.kind} {step.target} ({step.reason})")
+    if not dry_run:
+        clean.apply(state, found, steps)
+
+
+@click.command(name="demo")
+@click.option(
+    "--dir",
+    "folder",
+    type=click.Path(path_type=Path),
+    help="Where to build the demo repository (default: a new temporary folder).",
+)
+def demo_command(folder: Path | None) -> None:
+    """Build a small project and plan in a temporary repository and run it with replay."""
+    sys.exit(demo.main(folder))
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data, indent=2)
+
+
+COMMANDS = [run, resume, runs, stats, clean_command, demo_command]

@@ -1,0 +1,62 @@
+"""The demo: a small real project and its plan, run end to end by the replay agent.
+
+It builds a git repository in a temporary folder (the wordcount project, its plan, and the
+replay script beside it), runs the plan, and shows what came out and where to look.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from importlib.resources import as_file, files
+from pathlib import Path
+
+from taskhand import runner, watch
+
+GIT_ENV_ARGS = ["-c", "user.name=taskhand demo", "-c", "user.email=demo@taskhand.invalid"]
+
+
+def build(folder: Path) -> tuple[Path, Path, Path]:
+    """The demo repository, its plan folder and the replay script, created under `folder`."""
+    with as_file(files(__package__).joinpath("wordcount")) as assets:
+        repo = folder / "wordcount"
+        shutil.copytree(assets / "project", repo)
+        shutil.copytree(assets / "plan", repo / "plan")
+        script = folder / "replay.toml"
+        shutil.copyfile(assets / "replay.toml", script)
+    for argv in (
+        ["init", "-q", "-b", "main"],
+        ["add", "-A"],
+        [*GIT_ENV_ARGS, "commit", "-q", "-m", "wordcount: a README and a plan"],
+    ):
+        subprocess.run(["git", "-C", str(repo), *argv], check=True, capture_output=True)
+    return repo, repo / "plan", script
+
+
+def main(folder: Path | None = None) -> int:
+    root = folder or Path(tempfile.mkdtemp(prefix="taskhand-demo-"))
+    root.mkdir(parents=True, exist_ok=True)
+    repo, plan, script = build(root)
+    print(f"demo repository: {repo}\nplan: {plan}\n")
+    config = runner.RunConfig(agent="replay", script=str(script))
+    progress = watch.Progress()
+    try:
+        summary = runner.start(plan, config, progress, repo)
+    finally:
+        progress.close()
+    log = subprocess.run(
+        ["git", "-C", str(repo), "log", "--oneline", "--reverse", f"main..{summary.run_branch}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    print(f"\nrun {summary.run_id}: {summary.status} ({summary.message})")
+    print(f"\nbranch {summary.run_branch}, one commit per task:\n{log}")
+    print("look closer:")
+    print(f"  cd {repo}")
+    print(f"  git diff main..{summary.run_branch}")
+    print(f"  taskhand stats {summary.run_id}")
+    print("  taskhand runs")
+    print(f"  state: {summary.state}")
+    return 0 if summary.status == "completed" else 1

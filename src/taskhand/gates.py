@@ -1,0 +1,51 @@
+"""The machine gate after an implement unit: acceptance commands, whitespace, scope.
+
+Each part becomes a result with a reason; a failed gate's reasons go to the next attempt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from taskhand import git, scope
+from taskhand.checks import run_check
+from taskhand.model import Task
+
+
+@dataclass(frozen=True)
+class GateResult:
+    name: str
+    ok: bool
+    detail: str
+    exit_code: int | None = None
+    seconds: float | None = None
+    output: str = ""
+
+
+def run_gates(
+    repo: Path, worktree: Path, base: str, candidate: str, task: Task, forbidden: list[str]
+) -> list[GateResult]:
+    """Every gate, in order, even after one fails: the next attempt wants all the reasons."""
+    results = []
+    for check in task.checks:
+        done = run_check(check, worktree)
+        results.append(
+            GateResult("command", done.ok, done.reason(), done.exit_code, done.seconds, done.output)
+        )
+    whitespace = git.whitespace_errors(repo, base, candidate)
+    results.append(
+        GateResult(
+            "whitespace",
+            not whitespace,
+            "whitespace errors in the change:\n" + whitespace
+            if whitespace
+            else "no whitespace errors",
+        )
+    )
+    changes = git.changed_paths(repo, base, candidate)
+    links = git.symlinks(repo, candidate, [c.path for c in changes if c.status != "D"])
+    violations = scope.check_scope(changes, task.paths, forbidden, links)
+    detail = "; ".join(f"{v.path}: {v.reason}" for v in violations) or "all changes in scope"
+    results.append(GateResult("scope", not violations, detail))
+    return results

@@ -1,0 +1,446 @@
+"""Typed wrappers over the git command line: repositories, branches, worktrees, commits, diffs.
+
+Every call is an argv list run with `git -C <dir>`; a failure becomes a one-line GitError
+that says what failed and how to fix it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from taskhand.problems import printable
+
+FALLBACK_IDENTITY = ("taskhand", "taskhand@localhost")
+
+# Variables that would point git at another repository or index than the -C folder's, as
+# they are set when taskhand itself runs from inside a git hook.
+_REDIRECTING = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+)
+
+
+class GitError(Exception):
+    """A git operation that failed; the message is one line ending in '(fix: ...)'."""
+
+
+@dataclass(frozen=True)
+class Worktree:
+    path: Path
+    head: str
+    branch: str | None
+
+
+@dataclass(frozen=True)
+class Change:
+    status: str  # one of A, M, D, R, T, C
+    path: str
+    old_path: str | None = None
+
+
+def _error(what: str, fix: str) -> GitError:
+    return GitError(printable(f"{what} (fix: {fix})"))
+
+
+def _decode(raw: bytes) -> str:
+    return os.fsdecode(raw)
+
+
+def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _REDIRECTING}
+    # C locale keeps messages parseable; no optional locks so reading status never rewrites
+    # the user's index; no prompts so a call can never wait on a terminal.
+    env.update(LC_ALL="C", GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
+    env.update(extra or {})
+    return env
+
+
+def _git(
+    folder: Path,
+    *args: str,
+    ok: tuple[int, ...] = (0,),
+    stdin: bytes | None = None,
+    env: dict[str, str] | None = None,
+    fix: str = "run the same git command in that folder to see the full error",
+) -> subprocess.CompletedProcess[bytes]:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(folder), *args],
+            input=stdin,
+            stdin=None if stdin is not None else subprocess.DEVNULL,
+            capture_output=True,
+            env=_env(env),
+            check=False,
+        )
+    except FileNotFoundError:
+        raise _error("git is not installed", "install git and put it on PATH") from None
+    if done.returncode in ok:
+        return done
+    message = _decode(done.stderr).strip()
+    if "not a git repository" in message or "must be run in a work tree" in message:
+        raise _error(f"not a git repository: {folder}", "run inside a repository, or git init")
+    if "cannot change to" in message:
+        raise _error(f"no such folder: {folder}", "check the path")
+    if "dubious ownership" in message:
+        raise _error(
+            f"git refuses a repository owned by someone else: {folder}",
+            f"git config --global --add safe.directory {folder}",
+        )
+    raise _error(f"git {' '.join(args[:2])} failed in {folder}: {_reason(done.stderr)}", fix)
+
+
+def _reason(stderr: bytes) -> str:
+    # Progress lines ("Preparing worktree ...") come first; the cause is the fatal one.
+    lines = [line for line in _decode(stderr).splitlines() if line.strip()] or ["no message"]
+    return next((line for line in lines if line.startswith(("fatal:", "error:"))), lines[-1])
+
+
+def _out(folder: Path, *args: str) -> str:
+    return _decode(_git(folder, *args).stdout).rstrip("\n")
+
+
+def _fields(raw: bytes) -> list[str]:
+    return [_decode(field) for field in raw.split(b"\0")[:-1]] if raw else []
+
+
+def find_repo(path: Path) -> Path:
+    """The top folder of the working tree that holds `path` (a file or a folder)."""
+    if not path.exists():
+        raise _error(f"no such file or folder: {path}", "check the path")
+    folder = path if path.is_dir() else path.parent
+    return Path(_out(folder, "rev-parse", "--show-toplevel"))
+
+
+def has_commits(repo: Path) -> bool:
+    done = _git(repo, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", ok=(0, 1))
+    return done.returncode == 0
+
+
+def resolve(repo: Path, ref: str) -> str:
+    """The full sha of the commit `ref` names (tags are peeled)."""
+    if ref and not ref.startswith("-"):
+        verify = ["rev-parse", "--verify", "--quiet", "--end-of-options"]
+        done = _git(repo, *verify, f"{ref}^{{commit}}", ok=(0, 1))
+        if done.returncode == 0:
+            return _decode(done.stdout).strip()
+    if not has_commits(repo):
+        raise _error(f"the repository has no commits yet: {repo}", "make a first commit")
+    raise _error(f"no commit named {ref!r} in {repo}", "give a branch, tag or commit sha")
+
+
+def current_branch(repo: Path) -> str | None:
+    """The checked-out branch, or None on a detached HEAD."""
+    done = _git(repo, "symbolic-ref", "--quiet", "HEAD", ok=(0, 1))
+    if done.returncode != 0:
+        return None
+    return _decode(done.stdout).strip().removeprefix("refs/heads/")
+
+
+def dirty_paths(repo: Path) -> list[str]:
+    """Modified, staged and untracked paths (not ignored ones), both sides of a rename."""
+    raw = _git(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all").stdout
+    fields = _fields(raw)
+    paths: set[str] = set()
+    i = 0
+    while i < len(fields):
+        entry = fields[i]
+        paths.add(entry[3:])
+        if entry[0] in "RC":  # the original path follows as its own field
+            i += 1
+            paths.add(fields[i])
+        i += 1
+    return sorted(paths)
+
+
+def _branch_ref(repo: Path, name: str) -> str:
+    ref = f"refs/heads/{name}"
+    if name.startswith("-") or _git(repo, "check-ref-format", ref, ok=(0, 1)).returncode:
+        raise _error(f"invalid branch name {name!r}", "use letters, digits, '-', '_' and '/'")
+    return ref
+
+
+def branch_sha(repo: Path, name: str) -> str | None:
+    done = _git(repo, "rev-parse", "--verify", "--quiet", _branch_ref(repo, name), ok=(0, 1))
+    return _decode(done.stdout).strip() if done.returncode == 0 else None
+
+
+def create_branch(repo: Path, name: str, sha: str) -> None:
+    """Create branch `name` at `sha`; nothing to do when it is already there."""
+    ref, full = _branch_ref(repo, name), resolve(repo, sha)
+    existing = branch_sha(repo, name)
+    if existing is None:
+        # An empty old value makes the creation fail if someone created it meanwhile.
+        done = _git(repo, "update-ref", ref, full, "", ok=(0, 128))
+        if done.returncode == 0:
+            return
+        existing = branch_sha(repo, name)
+    if existing != full:
+        raise _error(
+            f"branch {name!r} already exists at {str(existing)[:12]}, not {full[:12]}",
+            "delete that branch or choose another name",
+        )
+
+
+def move_branch(repo: Path, name: str, new: str, old: str) -> None:
+    """Point branch `name` at `new`, only if it still points at `old`."""
+    ref, full_new, full_old = _branch_ref(repo, name), resolve(repo, new), resolve(repo, old)
+    if _git(repo, "update-ref", ref, full_new, full_old, ok=(0, 128)).returncode == 0:
+        return
+    now = branch_sha(repo, name)
+    if now is None:
+        raise _error(f"branch {name!r} does not exist", "create it first")
+    raise _error(
+        f"branch {name!r} is at {now[:12]}, not {full_old[:12]}",
+        "it moved meanwhile; read it again and retry",
+    )
+
+
+def delete_branch(repo: Path, name: str) -> None:
+    """Delete branch `name` if it exists; refuse while a worktree has it checked out."""
+    ref = _branch_ref(repo, name)
+    for tree in worktrees(repo):
+        if tree.branch == name:
+            raise _error(
+                f"branch {name!r} is checked out in {tree.path}", "remove that worktree first"
+            )
+    _git(repo, "update-ref", "-d", ref)
+
+
+def worktrees(repo: Path) -> list[Worktree]:
+    """Every checkout of the repository, the main one first; bare entries are left out."""
+    found: list[Worktree] = []
+    record: dict[str, str] = {}
+    for field in [*_fields(_git(repo, "worktree", "list", "--porcelain", "-z").stdout), ""]:
+        if field:
+            key, _, value = field.partition(" ")
+            record[key] = value
+            continue
+        if "worktree" in record and "bare" not in record:
+            branch = record.get("branch")
+            found.append(
+                Worktree(
+                    path=Path(record["worktree"]),
+                    head=record.get("HEAD", ""),
+                    branch=branch.removeprefix("refs/heads/") if branch else None,
+                )
+            )
+        record = {}
+    return found
+
+
+def _registered(repo: Path, path: Path) -> Worktree | None:
+    target = path.resolve()
+    return next((t for t in worktrees(repo) if t.path.resolve() == target), None)
+
+
+def add_worktree(repo: Path, path: Path, branch: str, sha: str) -> None:
+    """Check out `branch` (created at `sha` when missing) in a new worktree at `path`.
+
+    Calling it again after a crash is safe: a worktree already there on that branch at that
+    sha is left as it is.
+    """
+    full = resolve(repo, sha)
+    existing = _registered(repo, path)
+    if existing is not None and existing.path.exists():
+        if existing.branch == branch and existing.head == full:
+            return
+        raise _error(
+            f"{path} is already a worktree on {existing.branch or 'a detached HEAD'}"
+            f" at {existing.head[:12]}",
+            "remove that worktree first, or use another path",
+        )
+    if existing is not None:  # registered, but its folder was deleted by hand
+        remove_worktree(repo, path)
+    create_branch(repo, branch, full)
+    fix = "remove the worktree that has this branch checked out, or use another branch"
+    _git(repo, "worktree", "add", "--", str(path.resolve()), branch, fix=fix)
+
+
+def remove_worktree(repo: Path, path: Path) -> None:
+    """Remove the worktree at `path` with its changes; nothing to do when it is gone."""
+    if _registered(repo, path) is None:
+        return
+    # --force discards the attempt's uncommitted files; it also unregisters a worktree whose
+    # folder was deleted by hand. Prune is only the fallback, since it also forgets other
+    # worktrees whose folders are missing (say, on an unmounted drive).
+    done = _git(repo, "worktree", "remove", "--force", "--", str(path.resolve()), ok=(0, 128))
+    if done.returncode == 0:
+        return
+    if not path.exists():
+        _git(repo, "worktree", "prune")
+    if _registered(repo, path) is not None:
+        raise _error(
+            f"cannot remove worktree {path}: {_reason(done.stderr)}",
+            f"git worktree unlock {path}, then try again",
+        )
+
+
+def _config(repo: Path, key: str) -> str | None:
+    done = _git(repo, "config", "--get", key, ok=(0, 1))
+    if done.returncode != 0:
+        return None
+    return _decode(done.stdout).strip() or None
+
+
+def _identity(worktree: Path, role: str) -> tuple[str, str]:
+    # git's own order (environment, then configuration), but never its guess from the
+    # host name, which differs between machines and is refused under user.useConfigOnly.
+    name = os.environ.get(f"GIT_{role}_NAME") or _config(worktree, "user.name")
+    email = os.environ.get(f"GIT_{role}_EMAIL") or _config(worktree, "user.email")
+    return (name, email) if name and email else FALLBACK_IDENTITY
+
+
+def commit_worktree(
+    worktree: Path, base: str, message: str, author: tuple[str, str] | None = None
+) -> str | None:
+    """Record everything in `worktree` as one commit on top of `base`; None when no change.
+
+    Commits the agent made itself are squashed away: the result's only parent is `base`.
+    The worktree's branch moves to it, and the index and files already match it.
+    """
+    full_base = resolve(worktree, base)
+    _git(worktree, "add", "-A")
+    tree = _out(worktree, "write-tree")
+    if tree == tree_of(worktree, full_base):
+        return None
+    head = _git(worktree, "symbolic-ref", "--quiet", "HEAD", ok=(0, 1))
+    if head.returncode != 0:
+        raise _error(f"worktree {worktree} has a detached HEAD", "check out its task branch")
+    ref = _decode(head.stdout).strip()
+    old = _out(worktree, "rev-parse", "--verify", "HEAD")
+    who = author or _identity(worktree, "AUTHOR")
+    committer = _identity(worktree, "COMMITTER")
+    env = {
+        "GIT_AUTHOR_NAME": who[0],
+        "GIT_AUTHOR_EMAIL": who[1],
+        "GIT_COMMITTER_NAME": committer[0],
+        "GIT_COMMITTER_EMAIL": committer[1],
+    }
+    text = message if message.endswith("\n") else message + "\n"
+    # --no-gpg-sign: a signing prompt would hang an unattended run.
+    commit = ["commit-tree", "--no-gpg-sign", tree, "-p", full_base, "-F", "-"]
+    done = _git(worktree, *commit, stdin=text.encode(), env=env)
+    sha = _decode(done.stdout).strip()
+    _git(worktree, "update-ref", ref, sha, old)
+    return sha
+
+
+def changed_paths(repo: Path, base: str, head: str) -> list[Change]:
+    """What `head` changes relative to `base`, renames detected."""
+    # diff-tree is the plumbing twin of `git diff base head`: it ignores the user's diff
+    # settings (relative paths, colour, external tools) that could change the output.
+    diff = ["diff-tree", "-r", "-z", "--name-status", "-M"]
+    fields = _fields(_git(repo, *diff, resolve(repo, base), resolve(repo, head)).stdout)
+    changes: list[Change] = []
+    i = 0
+    while i < len(fields):
+        status = fields[i][0]
+        if status in "RC":
+            changes.append(Change(status, fields[i + 2], fields[i + 1]))
+            i += 3
+        else:
+            changes.append(Change(status, fields[i + 1]))
+            i += 2
+    return changes
+
+
+def whitespace_errors(repo: Path, base: str, head: str) -> str:
+    """`git diff --check` from `base` to `head`: the problems found, or "" when clean."""
+    check = ["diff", "--check", "--no-color", "--no-ext-diff"]
+    done = _git(repo, *check, resolve(repo, base), resolve(repo, head), ok=(0, 2))
+    return _decode(done.stdout)
+
+
+def is_ancestor(repo: Path, ancestor: str, descendant: str) -> bool:
+    older, newer = resolve(repo, ancestor), resolve(repo, descendant)
+    return _git(repo, "merge-base", "--is-ancestor", older, newer, ok=(0, 1)).returncode == 0
+
+
+def symlinks(repo: Path, sha: str, paths: list[str]) -> dict[str, str]:
+    """For each of `paths` that is a symlink in commit `sha`: the text of its target."""
+    full = resolve(repo, sha)
+    wanted = set(paths)
+    blobs: dict[str, str] = {}
+    chunk = 500  # keeps the argv far below the system's limit
+    for start in range(0, len(paths), chunk):
+        # Literal pathspecs: a changed file named '*.py' must not select every Python file.
+        listing = ["--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", full, "--"]
+        for entry in _fields(_git(repo, *listing, *paths[start : start + chunk]).stdout):
+            info, _, path = entry.partition("\t")
+            mode, _, oid = info.split(" ")
+            if mode == "120000" and path in wanted:
+                blobs[path] = oid
+    order = sorted(blobs)
+    request = "".join(f"{blobs[path]}\n" for path in order).encode()
+    rest = _git(repo, "cat-file", "--batch", stdin=request).stdout if order else b""
+    targets: dict[str, str] = {}
+    for path in order:
+        header, _, rest = rest.partition(b"\n")
+        size = int(header.split(b" ")[2])
+        targets[path] = _decode(rest[:size])
+        rest = rest[size + 1 :]
+    return targets
+
+
+def tree_of(repo: Path, sha: str) -> str:
+    return _out(repo, "rev-parse", "--verify", f"{resolve(repo, sha)}^{{tree}}")
+
+
+def rev_count(repo: Path, base: str, head: str) -> int:
+    """How many commits `head` has that `base` does not."""
+    span = f"{resolve(repo, base)}..{resolve(repo, head)}"
+    return int(_out(repo, "rev-list", "--count", span))
+
+
+def snapshot(repo: Path) -> dict[str, object]:
+    """Everything a worktree operation must leave alone in a checkout, for comparing."""
+    head = _git(repo, "rev-parse", "--verify", "--quiet", "HEAD", ok=(0, 1))
+    index = Path(_out(repo, "rev-parse", "--git-path", "index"))
+    index = index if index.is_absolute() else repo / index
+    return {
+        "head": _decode(head.stdout).strip() or None,
+        "branch": current_branch(repo),
+        "index": _out(repo, "ls-files", "-s", "-z"),
+        "index_hash": _file_digest(index) if index.exists() else None,
+        "stash": _out(repo, "stash", "list"),
+        "status": _out(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all"),
+        "files": _tree_digests(repo),
+    }
+
+
+def _file_digest(path: Path) -> str:
+    with path.open("rb") as file:
+        return hashlib.file_digest(file, "sha256").hexdigest()
+
+
+def _tree_digests(root: Path) -> dict[str, str]:
+    """Every entry under `root` but .git: file content and mode, link text, or 'dir'."""
+    digests: dict[str, str] = {}
+    folders = [root]
+    while folders:
+        with os.scandir(folders.pop()) as entries:
+            for entry in entries:
+                path = Path(entry.path)
+                name = path.relative_to(root).as_posix()
+                if name == ".git":
+                    continue
+                if entry.is_symlink():
+                    digests[name] = f"link {os.readlink(path)}"
+                elif entry.is_dir():
+                    digests[name] = "dir"
+                    folders.append(path)
+                else:
+                    mode = stat.S_IMODE(entry.stat().st_mode)
+                    digests[name] = f"{_file_digest(path)} {mode:o}"
+    return digests

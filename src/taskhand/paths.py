@@ -1,0 +1,50 @@
+"""Where the harness keeps its state: outside the user's tree, one folder per repository.
+
+`$TASKHAND_HOME` if set, else `$XDG_DATA_HOME/taskhand`, else `~/.local/share/taskhand`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+
+def home() -> Path:
+    if os.environ.get("TASKHAND_HOME"):
+        return Path(os.environ["TASKHAND_HOME"])
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "taskhand"
+
+
+@dataclass(frozen=True)
+class StateDir:
+    """The state folder of one repository."""
+
+    root: Path
+
+    @classmethod
+    def for_repo(cls, repo: Path) -> StateDir:
+        real = repo.resolve()
+        name = re.sub(r"[^A-Za-z0-9._-]", "_", real.name) or "repo"
+        digest = hashlib.sha256(str(real).encode()).hexdigest()[:12]
+        return cls(home() / "repos" / f"{name}-{digest}")
+
+    @property
+    def database(self) -> Path:
+        return self.root / "state.db"
+
+    def run_dir(self, run_id: str) -> Path:
+        return self.root / "runs" / run_id
+
+    def worktree(self, run_id: str, task_id: str, attempt: int) -> Path:
+        return self.run_dir(run_id) / "worktrees" / task_id / f"attempt-{attempt}"
+
+    def transcript(self, run_id: str, task_id: str, unit_id: int) -> Path:
+        return self.run_dir(run_id) / "transcripts" / f"{task_id}-unit-{unit_id}.jsonl"
+
+    def lock(self, plan: Path) -> Path:
+        digest = hashlib.sha256(str(plan.resolve()).encode()).hexdigest()[:12]
+        return self.root / "locks" / f"plan-{digest}.lock"

@@ -1,0 +1,108 @@
+"""Watching a run: its events as lines for a person, or as JSON lines for a program.
+
+On a terminal a status line at the bottom shows the task, stage, attempt and elapsed time.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.status import Status as Spinner
+
+from taskhand.store import Event
+
+
+class JsonLines:
+    """Every event as one JSON object per line on stdout."""
+
+    def __init__(self, out: TextIO | None = None) -> None:
+        self.out = out or sys.stdout
+
+    def __call__(self, event: Event) -> None:
+        record: dict[str, Any] = {
+            "id": event.id,
+            "ts": event.ts,
+            "kind": event.kind,
+            "task_id": event.task_id,
+            **event.data,
+        }
+        self.out.write(json.dumps(record) + "\n")
+        self.out.flush()
+
+    def close(self) -> None:
+        pass
+
+
+class Progress:
+    """Readable lines: TaskTrack step and exit messages verbatim, and what each attempt did."""
+
+    def __init__(self, console: Console | None = None) -> None:
+        self.console = console or Console(highlight=False, soft_wrap=True)
+        self.live = self.console.is_terminal
+        self.spinner: Spinner | None = None
+        self.task: str | None = None
+        self.stage = "starting"
+        self.attempt = 0
+        self.since = time.monotonic()
+
+    def __call__(self, event: Event) -> None:
+        line = self.render(event)
+        if line is not None:
+            self.console.print(line, markup=False)
+        if self.live:
+            self.refresh()
+
+    def render(self, event: Event) -> str | None:
+        data, task = event.data, event.task_id
+        kind = event.kind
+        if kind == "step":
+            message = str(data["message"])
+            self.stage = message.removeprefix("TaskTrack STEP: ")
+            return message
+        if kind == "attempt_started":
+            self.task, self.attempt, self.since = task, int(data["attempt"]), time.monotonic()
+            return f"  {task}: attempt {data['attempt']}"
+        if kind == "unit_finished":
+            return (
+                f"  {task}: agent finished ({data['case']}) in {data['seconds']}s, "
+                f"{data['tokens_in']} tokens in, {data['tokens_out']} out"
+            )
+        if kind == "gate":
+            mark = "passed" if data["ok"] else "FAILED"
+            return f"  {task}: gate {data['name']} {mark}: {_first_line(data['detail'])}"
+        if kind == "attempt_failed":
+            return f"  {task}: attempt not accepted: {_first_line(data['reason'])}"
+        if kind == "integrated":
+            return f"  {task}: integrated as {str(data['sha'])[:12]}"
+        if kind == "warning":
+            return f"warning: {data['message']}"
+        if kind in ("run_started", "run_resumed"):
+            verb = "started" if kind == "run_started" else "resumed"
+            return f"run {event.run_id} {verb}"
+        if kind == "attempt_interrupted":
+            return f"  {task}: attempt {data['attempt']} was interrupted; it will be redone"
+        return None
+
+    def refresh(self) -> None:
+        text = (
+            f"{self.task or '-'}  {self.stage}  attempt {self.attempt}  "
+            f"{time.monotonic() - self.since:.0f}s"
+        )
+        if self.spinner is None:
+            self.spinner = self.console.status(text)
+            self.spinner.start()
+        else:
+            self.spinner.update(text)
+
+    def close(self) -> None:
+        if self.spinner is not None:
+            self.spinner.stop()
+
+
+def _first_line(text: object) -> str:
+    lines = str(text).strip().splitlines()
+    return lines[0] if lines else ""

@@ -1,0 +1,599 @@
+"""The git wrappers against real repositories built in each test's temp folder."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from taskhand import git
+from taskhand.git import Change, GitError, Worktree
+
+AGENT = ("agent", "agent@example.com")
+
+
+@pytest.fixture(autouse=True)
+def isolated_git(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No user or system configuration; a fixed identity and clock, so shas repeat."""
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for role in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{role}_NAME", "Tess Ter")
+        monkeypatch.setenv(f"GIT_{role}_EMAIL", "tess@example.com")
+        monkeypatch.setenv(f"GIT_{role}_DATE", "@1700000000 +0000")
+    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "EMAIL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def run(folder: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(folder), *args], capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def write(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def commit(folder: Path, message: str, files: dict[str, str] | None = None) -> str:
+    write(folder, files or {})
+    run(folder, "add", "-A")
+    run(folder, "commit", "-q", "--allow-empty", "-m", message)
+    return run(folder, "rev-parse", "HEAD")
+
+
+def make_repo(folder: Path) -> Path:
+    run(folder.parent, "init", "-q", "-b", "main", folder.name)
+    files = {"README.md": "# demo\n", "src/app.py": "print('hi')\n", ".gitignore": "build/\n"}
+    commit(folder, "first", files)
+    return folder
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def attempt(tmp_path: Path) -> Path:
+    """Where a task attempt's worktree goes: outside the user's checkout."""
+    return tmp_path / "state" / "worktrees" / "task-1" / "attempt-1"
+
+
+def assert_one_line_fix(error: pytest.ExceptionInfo[GitError]) -> str:
+    message = str(error.value)
+    assert "\n" not in message
+    assert "(fix: " in message
+    return message
+
+
+# finding the repository and naming commits
+
+
+def test_find_repo_from_a_folder_and_from_a_file(repo: Path) -> None:
+    top = repo.resolve()
+    assert git.find_repo(repo / "src") == top
+    assert git.find_repo(repo / "src" / "app.py") == top
+
+
+def test_find_repo_outside_a_repository(tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(GitError) as error:
+        git.find_repo(tmp_path / "plain")
+    message = assert_one_line_fix(error)
+    assert message.startswith("not a git repository: ")
+    assert "git init" in message
+
+
+def test_find_repo_of_a_missing_path(tmp_path: Path) -> None:
+    with pytest.raises(GitError) as error:
+        git.find_repo(tmp_path / "missing")
+    assert "no such file or folder" in assert_one_line_fix(error)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        git.has_commits,
+        git.current_branch,
+        git.dirty_paths,
+        git.worktrees,
+        git.snapshot,
+        lambda folder: git.resolve(folder, "HEAD"),
+        lambda folder: git.branch_sha(folder, "main"),
+    ],
+)
+def test_every_call_in_a_plain_folder_fails_in_one_line(
+    tmp_path: Path, call: Callable[[Path], object]
+) -> None:
+    with pytest.raises(GitError) as error:
+        call(tmp_path)
+    assert assert_one_line_fix(error).startswith("not a git repository")
+
+
+def test_a_repository_without_commits(tmp_path: Path) -> None:
+    run(tmp_path, "init", "-q", "empty")
+    empty = tmp_path / "empty"
+    assert git.has_commits(empty) is False
+    with pytest.raises(GitError) as error:
+        git.resolve(empty, "HEAD")
+    assert "the repository has no commits yet" in assert_one_line_fix(error)
+    assert "make a first commit" in str(error.value)
+
+
+def test_an_inherited_git_dir_does_not_redirect_calls(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = make_repo(tmp_path / "other")
+    run(other, "switch", "-q", "-c", "elsewhere")
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))  # as inside a git hook
+    monkeypatch.setenv("GIT_INDEX_FILE", str(other / ".git" / "index"))
+    assert git.current_branch(repo) == "main"
+
+
+def test_has_commits(repo: Path) -> None:
+    assert git.has_commits(repo) is True
+
+
+def test_resolve_gives_full_commit_shas(repo: Path) -> None:
+    head = run(repo, "rev-parse", "HEAD")
+    run(repo, "tag", "-a", "-m", "annotated", "v1")
+    assert git.resolve(repo, "HEAD") == head
+    assert git.resolve(repo, "main") == head
+    assert git.resolve(repo, head[:8]) == head
+    assert git.resolve(repo, "v1") == head  # the tag object is peeled to its commit
+
+
+@pytest.mark.parametrize("ref", ["nope", "", "--all", "HEAD:README.md", "main\nHEAD"])
+def test_resolve_rejects_what_is_not_a_commit(repo: Path, ref: str) -> None:
+    with pytest.raises(GitError) as error:
+        git.resolve(repo, ref)
+    message = assert_one_line_fix(error)
+    assert f"no commit named {ref!r}" in message
+    assert "give a branch, tag or commit" in message
+
+
+def test_current_branch_and_a_detached_head(repo: Path) -> None:
+    assert git.current_branch(repo) == "main"
+    run(repo, "checkout", "-q", "--detach")
+    assert git.current_branch(repo) is None
+
+
+def test_dirty_paths(repo: Path) -> None:
+    assert git.dirty_paths(repo) == []
+    write(repo, {"README.md": "changed\n", "new/deep/file.txt": "x", "build/out.o": "ignored"})
+    run(repo, "mv", "src/app.py", "src/main.py")
+    write(repo, {"with space.txt": "x"})
+    assert git.dirty_paths(repo) == [
+        "README.md",
+        "new/deep/file.txt",
+        "src/app.py",
+        "src/main.py",
+        "with space.txt",
+    ]
+
+
+# branches
+
+
+def test_branch_sha_create_branch_and_delete_branch(repo: Path) -> None:
+    head = run(repo, "rev-parse", "HEAD")
+    assert git.branch_sha(repo, "task") is None
+    git.create_branch(repo, "task", head[:10])
+    assert git.branch_sha(repo, "task") == head
+    git.create_branch(repo, "task", head)  # the same sha again: nothing to do
+    git.delete_branch(repo, "task")
+    assert git.branch_sha(repo, "task") is None
+    git.delete_branch(repo, "task")  # already gone: nothing to do
+
+
+def test_create_branch_refuses_an_existing_branch_elsewhere(repo: Path) -> None:
+    first = run(repo, "rev-parse", "HEAD")
+    second = commit(repo, "second")
+    git.create_branch(repo, "task", first)
+    with pytest.raises(GitError) as error:
+        git.create_branch(repo, "task", second)
+    assert "already exists" in assert_one_line_fix(error)
+    assert git.branch_sha(repo, "task") == first
+
+
+@pytest.mark.parametrize("name", ["bad..name", "-x", "a b", "x~1", ""])
+def test_invalid_branch_names(repo: Path, name: str) -> None:
+    with pytest.raises(GitError) as error:
+        git.create_branch(repo, name, "HEAD")
+    assert "invalid branch name" in assert_one_line_fix(error)
+
+
+def test_move_branch_is_a_compare_and_swap(repo: Path) -> None:
+    first = run(repo, "rev-parse", "HEAD")
+    second = commit(repo, "second")
+    git.create_branch(repo, "task", first)
+    git.move_branch(repo, "task", second, first)
+    assert git.branch_sha(repo, "task") == second
+    with pytest.raises(GitError) as error:
+        git.move_branch(repo, "task", first, first)  # stale: it is at second now
+    assert "is at" in assert_one_line_fix(error)
+    assert git.branch_sha(repo, "task") == second
+
+
+def test_move_branch_of_a_missing_branch(repo: Path) -> None:
+    with pytest.raises(GitError) as error:
+        git.move_branch(repo, "ghost", "HEAD", "HEAD")
+    assert "does not exist" in assert_one_line_fix(error)
+
+
+def test_delete_branch_refuses_a_checked_out_branch(repo: Path, attempt: Path) -> None:
+    git.add_worktree(repo, attempt, "task", "HEAD")
+    with pytest.raises(GitError) as error:
+        git.delete_branch(repo, "task")
+    assert "remove that worktree first" in assert_one_line_fix(error)
+    git.remove_worktree(repo, attempt)
+    git.delete_branch(repo, "task")
+    assert git.branch_sha(repo, "task") is None
+
+
+def test_is_ancestor(repo: Path) -> None:
+    first = run(repo, "rev-parse", "HEAD")
+    second = commit(repo, "second")
+    assert git.is_ancestor(repo, first, second) is True
+    assert git.is_ancestor(repo, second, first) is False
+    assert git.is_ancestor(repo, first, first) is True
+
+
+def test_tree_of_and_rev_count(repo: Path) -> None:
+    first = run(repo, "rev-parse", "HEAD")
+    assert git.tree_of(repo, first) == run(repo, "rev-parse", "HEAD^{tree}")
+    commit(repo, "second")
+    third = commit(repo, "third", {"x.txt": "x"})
+    assert git.rev_count(repo, first, third) == 2
+    assert git.rev_count(repo, third, first) == 0
+    assert git.rev_count(repo, first, first) == 0
+
+
+# worktrees
+
+
+def test_add_worktree_checks_out_the_branch_at_the_sha(repo: Path, attempt: Path) -> None:
+    base = run(repo, "rev-parse", "HEAD")
+    commit(repo, "later", {"later.txt": "not at base"})
+    git.add_worktree(repo, attempt, "task-1", base)
+    assert (attempt / "src" / "app.py").read_text() == "print('hi')\n"
+    assert not (attempt / "later.txt").exists()
+    assert git.current_branch(attempt) == "task-1"
+    assert git.branch_sha(repo, "task-1") == base
+    assert Worktree(attempt.resolve(), base, "task-1") in git.worktrees(repo)
+
+
+def test_add_worktree_again_is_a_no_op(repo: Path, attempt: Path) -> None:
+    git.add_worktree(repo, attempt, "task-1", "HEAD")
+    write(attempt, {"work.txt": "in progress"})
+    git.add_worktree(repo, attempt, "task-1", "HEAD")
+    assert (attempt / "work.txt").read_text() == "in progress"
+    assert len(git.worktrees(repo)) == 2
+
+
+def test_add_worktree_refuses_a_path_holding_another_checkout(repo: Path, attempt: Path) -> None:
+    git.add_worktree(repo, attempt, "task-1", "HEAD")
+    with pytest.raises(GitError) as error:
+        git.add_worktree(repo, attempt, "task-2", "HEAD")
+    assert "already a worktree on task-1" in assert_one_line_fix(error)
+
+
+def test_add_worktree_refuses_a_branch_that_exists_elsewhere(repo: Path, attempt: Path) -> None:
+    first = run(repo, "rev-parse", "HEAD")
+    commit(repo, "second")
+    git.create_branch(repo, "task-1", first)
+    with pytest.raises(GitError) as error:
+        git.add_worktree(repo, attempt, "task-1", "HEAD")
+    assert "already exists" in assert_one_line_fix(error)
+    assert not attempt.exists()
+
+
+def test_add_worktree_reuses_an_existing_branch_at_the_same_sha(repo: Path, attempt: Path) -> None:
+    git.create_branch(repo, "task-1", "HEAD")
+    git.add_worktree(repo, attempt, "task-1", "HEAD")
+    assert git.current_branch(attempt) == "task-1"
+
+
+def test_add_worktree_refuses_a_branch_checked_out_elsewhere(repo: Path, tmp_path: Path) -> None:
+    git.add_worktree(repo, tmp_path / "one", "task-1", "HEAD")
+    with pytest.raises(GitError) as error:
+        git.add_worktree(repo, tmp_path / "two", "task-1", "HEAD")
+    assert "already checked out" in assert_one_line_fix(error)
+
+
+def test_add_worktree_after_its_folder_was_deleted_by_hand(repo: Path, attempt: Path) -> None:
+    git.add_worktree(repo, attempt, "task-1", "HEAD")
+    subprocess.run(["rm", "-rf", str(attempt)], check=True)
+    git.add_worktree(repo, attempt, "task-1", "HEAD")
+    assert (attempt / "README.md").exists()
+
+
+def test_remove_worktree_discards_it_and_is_idempotent(repo: Path, attempt: Path) -> None:
+    git.add_worktree(repo, attempt, "task-1", "HEAD")
+    write(attempt, {"README.md": "dirty\n", "untracked.txt": "x", "build/ignored": "x"})
+    git.remove_worktree(repo, attempt)
+    assert not attempt.exists()
+    assert [t.path for t in git.worktrees(repo)] == [repo.resolve()]
+    assert git.branch_sha(repo, "task-1") is not None  # the branch outlives its worktree
+    git.remove_worktree(repo, attempt)
+
+
+def test_remove_worktree_after_its_folder_was_deleted_by_hand(repo: Path, attempt: Path) -> None:
+    git.add_worktree(repo, attempt, "task-1", "HEAD")
+    subprocess.run(["rm", "-rf", str(attempt)], check=True)
+    git.remove_worktree(repo, attempt)
+    assert [t.path for t in git.worktrees(repo)] == [repo.resolve()]
+    git.delete_branch(repo, "task-1")
+
+
+@pytest.mark.parametrize("deleted_by_hand", [False, True])
+def test_remove_worktree_refuses_a_locked_worktree(
+    repo: Path, attempt: Path, deleted_by_hand: bool
+) -> None:
+    git.add_worktree(repo, attempt, "task-1", "HEAD")
+    run(repo, "worktree", "lock", str(attempt))
+    if deleted_by_hand:
+        subprocess.run(["rm", "-rf", str(attempt)], check=True)
+    with pytest.raises(GitError) as error:
+        git.remove_worktree(repo, attempt)
+    assert "locked" in assert_one_line_fix(error)
+    run(repo, "worktree", "unlock", str(attempt))
+    git.remove_worktree(repo, attempt)
+    assert len(git.worktrees(repo)) == 1
+
+
+def test_remove_worktree_of_a_path_never_added(repo: Path, attempt: Path) -> None:
+    git.remove_worktree(repo, attempt)
+    assert len(git.worktrees(repo)) == 1
+
+
+def test_worktrees_lists_the_main_checkout_first(repo: Path, tmp_path: Path) -> None:
+    head = run(repo, "rev-parse", "HEAD")
+    git.add_worktree(repo, tmp_path / "on branch", "task-1", head)
+    run(repo, "worktree", "add", "-q", "--detach", str(tmp_path / "detached"))
+    main, *others = git.worktrees(repo)
+    assert main == Worktree(repo.resolve(), head, "main")
+    assert sorted(others, key=lambda t: t.path) == [
+        Worktree((tmp_path / "detached").resolve(), head, None),
+        Worktree((tmp_path / "on branch").resolve(), head, "task-1"),
+    ]
+
+
+# the harness's commit
+
+
+def agent_session(worktree: Path) -> None:
+    """What an agent might leave: two commits of its own, then uncommitted work."""
+    commit(worktree, "agent: one", {"a.txt": "a\n"})
+    commit(worktree, "agent: two", {"b.txt": "b\n"})
+    write(worktree, {"c.txt": "c\n", "build/cache.bin": "ignored"})
+    (worktree / "README.md").unlink()
+
+
+def test_commit_worktree_squashes_the_agents_commits(repo: Path, attempt: Path) -> None:
+    base = run(repo, "rev-parse", "HEAD")
+    git.add_worktree(repo, attempt, "task-1", base)
+    agent_session(attempt)
+    sha = git.commit_worktree(attempt, base, "task 1: add letters")
+    assert sha is not None
+    assert run(repo, "rev-list", "--parents", "-n", "1", sha).split() == [sha, base]
+    assert git.rev_count(repo, base, sha) == 1
+    assert run(repo, "log", "-1", "--format=%B", sha) == "task 1: add letters"
+    names = run(repo, "ls-tree", "-r", "--name-only", sha).splitlines()
+    assert names == [".gitignore", "a.txt", "b.txt", "c.txt", "src/app.py"]
+    assert git.branch_sha(repo, "task-1") == sha
+    assert run(attempt, "rev-parse", "HEAD") == sha
+    assert git.dirty_paths(attempt) == []
+    assert run(attempt, "diff", "--cached", "--name-only") == ""
+    assert (attempt / "build" / "cache.bin").exists()  # ignored files stay, uncommitted
+
+
+def test_commit_worktree_without_changes(repo: Path, attempt: Path) -> None:
+    base = run(repo, "rev-parse", "HEAD")
+    git.add_worktree(repo, attempt, "task-1", base)
+    write(attempt, {"build/only-ignored.txt": "x"})
+    assert git.commit_worktree(attempt, base, "nothing") is None
+    assert git.branch_sha(repo, "task-1") == base
+
+
+def test_commit_worktree_after_the_agent_reverted_itself(repo: Path, attempt: Path) -> None:
+    base = run(repo, "rev-parse", "HEAD")
+    git.add_worktree(repo, attempt, "task-1", base)
+    commit(attempt, "agent: try", {"README.md": "rewritten\n"})
+    run(attempt, "revert", "--no-edit", "HEAD")
+    assert git.commit_worktree(attempt, base, "nothing after all") is None
+
+
+def test_commit_worktree_on_a_detached_head(repo: Path, attempt: Path) -> None:
+    base = run(repo, "rev-parse", "HEAD")
+    git.add_worktree(repo, attempt, "task-1", base)
+    run(attempt, "checkout", "-q", "--detach")
+    write(attempt, {"x.txt": "x"})
+    with pytest.raises(GitError) as error:
+        git.commit_worktree(attempt, base, "detached")
+    assert "detached HEAD" in assert_one_line_fix(error)
+
+
+def test_commit_worktree_is_deterministic(tmp_path: Path) -> None:
+    shas = []
+    for name in ("one", "two"):
+        repo = make_repo(tmp_path / name)
+        worktree = tmp_path / f"{name}-attempt"
+        git.add_worktree(repo, worktree, "task-1", "HEAD")
+        agent_session(worktree)
+        shas.append(git.commit_worktree(worktree, "main", "same work"))
+    assert shas[0] is not None
+    assert shas[0] == shas[1]
+
+
+def identity(repo: Path, sha: str) -> str:
+    return run(repo, "log", "-1", "--format=%an <%ae> / %cn <%ce>", sha)
+
+
+def test_commit_worktree_identity(
+    repo: Path, attempt: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    git.add_worktree(repo, attempt, "task-1", "HEAD")
+    write(attempt, {"x.txt": "1"})
+    given = git.commit_worktree(attempt, "main", "given", author=AGENT)
+    assert given is not None
+    assert identity(repo, given) == "agent <agent@example.com> / Tess Ter <tess@example.com>"
+
+    for variable in ("NAME", "EMAIL"):
+        for role in ("AUTHOR", "COMMITTER"):
+            monkeypatch.delenv(f"GIT_{role}_{variable}")
+    write(attempt, {"x.txt": "2"})
+    fallback = git.commit_worktree(attempt, "main", "fallback")
+    assert fallback is not None
+    assert identity(repo, fallback) == (
+        "taskhand <taskhand@localhost> / taskhand <taskhand@localhost>"
+    )
+
+    run(repo, "config", "user.name", "Configured")
+    run(repo, "config", "user.email", "configured@example.com")
+    write(attempt, {"x.txt": "3"})
+    configured = git.commit_worktree(attempt, "main", "configured")
+    assert configured is not None
+    expected = "Configured <configured@example.com> / Configured <configured@example.com>"
+    assert identity(repo, configured) == expected
+
+
+# comparing commits
+
+
+def test_changed_paths(repo: Path) -> None:
+    body = "".join(f"line {n}\n" for n in range(20))
+    base = commit(repo, "base", {"keep.txt": "k", "mod.txt": "m", "gone.txt": "g", "mv.py": body})
+    (repo / "gone.txt").unlink()
+    (repo / "mv.py").unlink()
+    (repo / "src" / "app.py").unlink()
+    (repo / "src" / "app.py").symlink_to("../README.md")
+    write(repo, {"mod.txt": "changed", "new.txt": "n", "pkg/moved.py": body + "one more\n"})
+    head = commit(repo, "head")
+    assert sorted(git.changed_paths(repo, base, head), key=lambda c: c.path) == [
+        Change("D", "gone.txt"),
+        Change("M", "mod.txt"),
+        Change("A", "new.txt"),
+        Change("R", "pkg/moved.py", "mv.py"),
+        Change("T", "src/app.py"),
+    ]
+    assert git.changed_paths(repo, head, head) == []
+
+
+def test_whitespace_errors(repo: Path) -> None:
+    base = run(repo, "rev-parse", "HEAD")
+    clean = commit(repo, "clean", {"clean.txt": "fine\n"})
+    assert git.whitespace_errors(repo, base, clean) == ""
+    messy = commit(repo, "messy", {"messy.txt": "trailing   \n"})
+    problems = git.whitespace_errors(repo, clean, messy)
+    assert "messy.txt:1: trailing whitespace." in problems
+    marker = commit(repo, "marker", {"conflict.txt": "<<<<<<< ours\na\n=======\nb\n>>>>>>> x\n"})
+    assert "leftover conflict marker" in git.whitespace_errors(repo, messy, marker)
+
+
+def test_symlinks(repo: Path) -> None:
+    (repo / "inside").symlink_to("src/app.py")
+    (repo / "src" / "outside").symlink_to("/etc/passwd")
+    (repo / "*").symlink_to("README.md")
+    sha = commit(repo, "links")
+    asked = ["inside", "src/outside", "README.md", "src", "missing"]
+    assert git.symlinks(repo, sha, asked) == {"inside": "src/app.py", "src/outside": "/etc/passwd"}
+    assert git.symlinks(repo, sha, ["*"]) == {"*": "README.md"}  # a name, not a wildcard
+    assert git.symlinks(repo, sha, []) == {}
+
+
+# the user's checkout stays as it was
+
+
+def dirty_checkout(repo: Path) -> None:
+    """A checkout mid-session: edits, a staged file, untracked and ignored files, a stash."""
+    write(repo, {"README.md": "stashed\n"})
+    run(repo, "stash", "-q")
+    write(repo, {"README.md": "half-edited\n", "staged.txt": "s", "notes.txt": "n"})
+    run(repo, "add", "staged.txt")
+    write(repo, {"build/artifact.o": "binary"})
+
+
+def test_worktree_operations_leave_the_users_checkout_alone(repo: Path, attempt: Path) -> None:
+    dirty_checkout(repo)
+    before = git.snapshot(repo)
+    base = git.resolve(repo, "HEAD")
+    git.add_worktree(repo, attempt, "task-1", base)
+    git.add_worktree(repo, attempt, "task-1", base)
+    agent_session(attempt)
+    (attempt / "link").symlink_to("/etc/passwd")
+    sha = git.commit_worktree(attempt, base, "task 1")
+    assert sha is not None
+    git.changed_paths(repo, base, sha)
+    git.whitespace_errors(repo, base, sha)
+    git.symlinks(repo, sha, ["link"])
+    git.is_ancestor(repo, base, sha)
+    git.rev_count(repo, base, sha)
+    git.dirty_paths(attempt)
+    git.remove_worktree(repo, attempt)
+    git.delete_branch(repo, "task-1")
+    assert git.snapshot(repo) == before
+
+
+def test_reading_leaves_the_index_file_alone(repo: Path) -> None:
+    # A stat-only change makes a plain `git status` rewrite the index; ours must not.
+    os.utime(repo / "README.md", (1_600_000_000, 1_600_000_000))
+    before = git.snapshot(repo)
+    git.dirty_paths(repo)
+    git.snapshot(repo)
+    assert git.snapshot(repo) == before
+
+
+def touch_tracked(repo: Path) -> None:
+    os.utime(repo / "README.md", (1_600_000_000, 1_600_000_000))
+    run(repo, "update-index", "--refresh")
+
+
+def store_stash(repo: Path) -> None:
+    write(repo, {"README.md": "for the stash\n"})
+    sha = run(repo, "stash", "create")
+    write(repo, {"README.md": "# demo\n"})
+    run(repo, "stash", "store", "-m", "kept", sha)
+
+
+MUTATIONS: list[tuple[str, Callable[[Path], object]]] = [
+    ("head", lambda repo: commit(repo, "another")),
+    ("branch", lambda repo: run(repo, "switch", "-q", "-c", "other")),
+    ("index", lambda repo: run(repo, "update-index", "--chmod=+x", "README.md")),
+    ("index_hash", touch_tracked),
+    ("stash", store_stash),
+    ("status", lambda repo: write(repo, {"untracked.txt": "x"})),
+    ("files", lambda repo: write(repo, {"build/ignored.o": "x"})),
+    ("files", lambda repo: (repo / "empty-folder").mkdir()),
+    ("files", lambda repo: (repo / "link").symlink_to("README.md")),
+    ("files", lambda repo: (repo / ".gitignore").chmod(0o755)),
+]
+
+
+@pytest.mark.parametrize(("key", "mutate"), MUTATIONS)
+def test_snapshot_notices_each_kind_of_change(
+    repo: Path, key: str, mutate: Callable[[Path], object]
+) -> None:
+    write(repo, {"build/ignored.o": "original"})
+    before = git.snapshot(repo)
+    mutate(repo)
+    after = git.snapshot(repo)
+    assert before[key] != after[key]
+
+
+def test_snapshot_is_stable_and_skips_the_git_folder(repo: Path) -> None:
+    before = git.snapshot(repo)
+    run(repo, "update-ref", "refs/heads/unrelated", "HEAD")  # writes under .git only
+    assert git.snapshot(repo) == before
+    assert set(before) == {"head", "branch", "index", "index_hash", "stash", "status", "files"}
+    files = before["files"]
+    assert isinstance(files, dict)
+    assert sorted(files) == [".gitignore", "README.md", "src", "src/app.py"]
