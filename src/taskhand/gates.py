@@ -30,8 +30,11 @@ def run_gates(
     results = []
     for check in task.checks:
         done = run_check(check, worktree)
+        detail = done.reason()
+        if not done.ok and done.output.strip():
+            detail += "\n" + _tail(done.output)
         results.append(
-            GateResult("command", done.ok, done.reason(), done.exit_code, done.seconds, done.output)
+            GateResult("command", done.ok, detail, done.exit_code, done.seconds, done.output)
         )
     whitespace = git.whitespace_errors(repo, base, candidate)
     results.append(
@@ -49,3 +52,9 @@ def run_gates(
     detail = "; ".join(f"{v.path}: {v.reason}" for v in violations) or "all changes in scope"
     results.append(GateResult("scope", not violations, detail))
     return results
+
+
+def _tail(output: str, lines: int = 30, limit: int = 2000) -> str:
+    """The end of a command's output: where test runners put what went wrong."""
+    text = "\n".join(output.rstrip().splitlines()[-lines:])
+    return text[-limit:]

@@ -8,6 +8,7 @@ instant resumes where it stood and never redoes work it already integrated.
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -443,9 +444,10 @@ class Runner:
         for tree in git.worktrees(self.repo):
             if tree.path.resolve().is_relative_to(folder.resolve()):
                 git.remove_worktree(self.repo, tree.path)
+        # A run killed inside `git worktree add` can leave a folder git never registered.
         if folder.exists():
             for leftover in sorted(folder.glob("*/attempt-*")):
-                git.remove_worktree(self.repo, leftover)
+                shutil.rmtree(leftover, ignore_errors=True)
 
     def plan_folder_in_repo(self) -> list[str]:
         try:

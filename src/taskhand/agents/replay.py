@@ -1,6 +1,6 @@
 """The replay agent: a deterministic stand-in that performs scripted actions per attempt.
 
-It lets the whole product run offline. A script (TOML) lists, per task, one entry per
+It lets the whole product run offline. A script (TOML, or JSON of the same shape) lists, per task, one entry per
 attempt (the last repeats): actions on the worktree, then the outcome and its usage:
 
     [[tasks."T-001"]]
@@ -14,6 +14,7 @@ attempt (the last repeats): actions on the worktree, then the outcome and its us
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 import tomllib
@@ -38,14 +39,18 @@ class ReplayAgent:
     @classmethod
     def load(cls, path: Path) -> ReplayAgent:
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
+            data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
         except (OSError, UnicodeDecodeError) as exc:
             raise ScriptError(
                 f"replay script {path}: cannot be read ({exc}) (fix: give a "
-                "readable TOML file with --script)"
+                "readable TOML or JSON file with --script)"
             ) from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ScriptError(f"replay script {path}: {exc} (fix: correct the TOML)") from None
+        except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+            raise ScriptError(f"replay script {path}: {exc} (fix: correct its syntax)") from None
+        if not isinstance(data, dict):
+            raise ScriptError(f"replay script {path}: not a table of tasks (fix: see "
+                              "docs/running.md)")
         tasks = data.get("tasks", {})
         if not isinstance(tasks, dict):
             raise ScriptError(
@@ -67,7 +72,7 @@ class ReplayAgent:
         if not attempts:
             return Outcome(Case.ERROR, failure=f"the replay script has no entry for {unit.task_id}")
         entry = attempts[min(unit.attempt, len(attempts)) - 1]
-        transcript: list[dict[str, object]] = [{"role": "user", "bytes": len(unit.prompt)}]
+        transcript: list[dict[str, object]] = [{"role": "user", "content": unit.prompt}]
         deadline = time.monotonic() + unit.timeout_seconds
         for action in entry.get("actions", []):
             error = _perform(action, unit.worktree, transcript, deadline)
