@@ -1,7 +1,8 @@
 """The replay agent: a deterministic stand-in that performs scripted actions per attempt.
 
-It lets the whole product run offline. A script (TOML, or JSON of the same shape) lists, per task, one entry per
-attempt (the last repeats): actions on the worktree, then the outcome and its usage:
+It lets the whole product run offline. A script (TOML, or JSON of the same shape) lists,
+per task, one entry per attempt (the last repeats): actions on the worktree, then the
+outcome and its usage:
 
     [[tasks."T-001"]]
     outcome = "done"                 # done | question | failed | error
