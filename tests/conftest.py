@@ -16,6 +16,16 @@ WritePlan = Callable[..., Path]
 RunCli = Callable[..., Result]
 
 
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Harness state in a temporary folder, and git without the user's global config."""
+    home = tmp_path / "taskhand-home"
+    monkeypatch.setenv("TASKHAND_HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    return home
+
+
 @pytest.fixture
 def write_plan(tmp_path: Path) -> WritePlan:
     """Write {name: text or bytes} into a fresh folder and return it."""

@@ -119,6 +119,7 @@ def start(
     root = _repo_for(plan.root, repo)
     if not git.has_commits(root):
         raise RunError(f"the repository {root} has no commits yet (fix: make a first commit)")
+    base = git.resolve(root, config.base_ref)
     agent = agents.create(config.agent, Path(config.script) if config.script else None)
     state = StateDir.for_repo(root)
     with lock.hold(state.lock(plan.root), plan.root, "a run"), Store.open(state.database) as store:
@@ -128,16 +129,12 @@ def start(
             store.set_run_status(run.id, "running")
             store.event(run.id, "run_resumed", plan=str(plan.root))
         else:
-            base = git.resolve(root, config.base_ref)
-            run_id_branch = f"taskhand/run-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
             run = store.create_run(
-                str(plan.root.resolve()),
-                str(plan.dialect),
-                str(root),
-                base,
-                run_id_branch,
-                config.as_json(),
+                str(plan.root.resolve()), str(plan.dialect), str(root), base, "", config.as_json()
             )
+            # Named after the run id, so two runs never share a branch; durable before created.
+            store.set_run_branch(run.id, f"taskhand/run-{run.id}")
+            run = store.get_run(run.id) or run
             git.create_branch(root, run.run_branch, base)
             store.event(
                 run.id,
@@ -197,6 +194,7 @@ class Runner:
     # -- the procedure ------------------------------------------------------------------
 
     def execute(self) -> Summary:
+        self.ensure_run_branch()
         dirty = git.dirty_paths(self.repo)
         if dirty:
             self.emit(
@@ -231,6 +229,14 @@ class Runner:
                 return self.stop("capped", self.run_cap() or "a run cap was reached")
             book.complete(task.id, status)
             self.step("TaskTrack STEP: Complete")
+
+    def ensure_run_branch(self) -> None:
+        """A run killed while it was being created may lack its branch: make it now."""
+        if not self.run.run_branch:
+            self.store.set_run_branch(self.run.id, f"taskhand/run-{self.run.id}")
+            self.run = self.store.get_run(self.run.id) or self.run
+        if git.branch_sha(self.repo, self.run.run_branch) is None:
+            git.create_branch(self.repo, self.run.run_branch, self.run.base_sha)
 
     def recover(self) -> str | None:
         """Step 0: settle what a killed run left behind; the BUSY task to resume, if any."""

@@ -50,8 +50,9 @@ class ReplayAgent:
         except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
             raise ScriptError(f"replay script {path}: {exc} (fix: correct its syntax)") from None
         if not isinstance(data, dict):
-            raise ScriptError(f"replay script {path}: not a table of tasks (fix: see "
-                              "docs/running.md)")
+            raise ScriptError(
+                f"replay script {path}: not a table of tasks (fix: see docs/running.md)"
+            )
         tasks = data.get("tasks", {})
         if not isinstance(tasks, dict):
             raise ScriptError(
