@@ -127,7 +127,7 @@ def start(
         if previous is not None and previous.status != "completed" and not new:
             run = previous
             store.set_run_status(run.id, "running")
-            store.event(run.id, "run_resumed", plan=str(plan.root))
+            listener(store.event(run.id, "run_resumed", plan=str(plan.root)))
         else:
             run = store.create_run(
                 str(plan.root.resolve()), str(plan.dialect), str(root), base, "", config.as_json()
@@ -136,7 +136,7 @@ def start(
             store.set_run_branch(run.id, f"taskhand/run-{run.id}")
             run = store.get_run(run.id) or run
             git.create_branch(root, run.run_branch, base)
-            store.event(
+            started = store.event(
                 run.id,
                 "run_started",
                 plan=str(plan.root),
@@ -144,6 +144,7 @@ def start(
                 branch=run.run_branch,
                 agent=config.agent,
             )
+            listener(started)
         return Runner(store, state, run, agent, config, listener).execute()
 
 
@@ -166,7 +167,7 @@ def resume(run_id: str | None, listener: Listener, repo: Path | None = None) -> 
         Store.open(state.database) as store,
     ):
         store.set_run_status(run.id, "running")
-        store.event(run.id, "run_resumed", plan=run.plan_path)
+        listener(store.event(run.id, "run_resumed", plan=run.plan_path))
         return Runner(store, state, run, agent, config, listener).execute()
 
 

@@ -1,0 +1,96 @@
+"""The run commands from the command line: demo, run --json, runs, stats, clean, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import RunCli
+from tests.plans import md_plan, md_task
+from tests.runs import attempt, git, make_repo, script, write
+
+
+def repo_with_plan(tmp_path: Path, second_criteria: str = "- it works") -> Path:
+    files = {str(k): str(v) for k, v in md_plan(("T-001", {})).items()}
+    body = f"## Description\nDo it.\n\n## Acceptance criteria\n{second_criteria}\n"
+    files["T-002-task.md"] = md_task("T-002", "Task T-002", body=body)
+    return make_repo(tmp_path / "repo", {f"plan/{k}": v for k, v in files.items()})
+
+
+def test_demo_runs_to_the_end(tmp_path: Path, run_cli: RunCli) -> None:
+    result = run_cli("demo", "--dir", tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "TaskTrack EXIT: Plan Completed" in result.output
+    assert "T-002: attempt not accepted: `python3 -m unittest tests/test_cli.py` exited 1" in (
+        result.output
+    )
+    repo = tmp_path / "wordcount"
+    branch = git(repo, "branch", "--list", "taskhand/run-*", "--format=%(refname:short)").strip()
+    subjects = git(repo, "log", "--reverse", "--format=%s", f"main..{branch}").splitlines()
+    assert subjects == [
+        "T-001: Counting functions",
+        "T-002: Command line",
+        "T-003: Missing files",
+        "T-004: Usage in the README",
+    ]
+    assert "def main(argv" in git(repo, "show", f"{branch}:wc.py")
+
+
+def test_run_json_streams_events(tmp_path: Path, run_cli: RunCli) -> None:
+    repo = repo_with_plan(tmp_path)
+    replay = script(
+        tmp_path,
+        {"T-001": [attempt(write("a.txt", "a\n"))], "T-002": [attempt(write("b.txt", "b\n"))]},
+    )
+    result = run_cli("run", repo / "plan", "--script", replay, "--json")
+    assert result.exit_code == 0, result.output
+    events = [json.loads(line) for line in result.output.splitlines()]
+    assert events[0]["kind"] == "run_started"
+    assert events[-1]["kind"] == "run_finished" and events[-1]["status"] == "completed"
+    assert [e["task_id"] for e in events if e["kind"] == "integrated"] == ["T-001", "T-002"]
+
+    runs = json.loads(run_cli("runs", "--repo", repo, "--json").output)
+    assert [(r["status"], r["done"], r["tasks"]) for r in runs] == [("completed", 2, 2)]
+    stats = json.loads(run_cli("stats", "--repo", repo, "--json").output)
+    assert [t["task_id"] for t in stats["tasks"]] == ["T-001", "T-002"]
+    assert stats["total"]["units"] == 2
+    text = run_cli("stats", "--repo", repo).output
+    assert "TOTAL" in text and "tokens in" in text
+
+
+def test_clean_keeps_unintegrated_work(tmp_path: Path, run_cli: RunCli) -> None:
+    repo = repo_with_plan(tmp_path, "- `$ false` never passes")
+    replay = script(
+        tmp_path,
+        {"T-001": [attempt(write("a.txt", "a\n"))], "T-002": [attempt(write("b.txt", "b\n"))]},
+    )
+    result = run_cli("run", repo / "plan", "--script", replay, "--max-attempts", "1")
+    assert result.exit_code == 1, result.output
+    assert "TaskTrack EXIT: Failed Tasks" in result.output
+    branches = git(repo, "branch", "--format=%(refname:short)").split()
+    dry = run_cli("clean", "--repo", repo, "--dry-run")
+    assert dry.exit_code == 0
+    assert "would remove branch taskhand/T-001-task-t-001 (integrated into" in dry.output
+    assert "kept taskhand/T-002-task-t-002: holds" in dry.output
+    assert "git branch -D taskhand/T-002-task-t-002" in dry.output
+    assert git(repo, "branch", "--format=%(refname:short)").split() == branches
+    done = run_cli("clean", "--repo", repo)
+    assert done.exit_code == 0
+    left = git(repo, "branch", "--format=%(refname:short)").split()
+    assert "taskhand/T-001-task-t-001" not in left
+    assert "taskhand/T-002-task-t-002" in left
+    assert any(b.startswith("taskhand/run-") for b in left)
+
+
+def test_run_errors_are_one_line(tmp_path: Path, run_cli: RunCli) -> None:
+    repo = repo_with_plan(tmp_path)
+    unknown = run_cli("run", repo / "plan", "--agent", "robot")
+    assert unknown.exit_code == 1
+    assert unknown.stderr == ("taskhand: error: unknown agent 'robot' (fix: use one of replay)\n")
+    missing = run_cli("run", repo / "plan", "--script", tmp_path / "nope.toml")
+    assert missing.exit_code == 1
+    assert missing.stderr.count("\n") == 1 and "nope.toml" in missing.stderr
+    assert "Traceback" not in missing.output
+    no_runs = run_cli("resume", "--repo", repo)
+    assert no_runs.exit_code == 1
+    assert "no runs for" in no_runs.stderr and "(fix: start one" in no_runs.stderr
