@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from taskhand import runner
-from taskhand.store import Event
+from taskhand.records import Event
 
 GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"]
 

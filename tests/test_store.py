@@ -18,7 +18,8 @@ import pytest
 from taskhand import store as store_module
 from taskhand.agents.base import Usage
 from taskhand.model import Status
-from taskhand.store import Run, Store, TaskState
+from taskhand.records import Run, TaskState
+from taskhand.store import Store
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from taskhand import git
 from taskhand.paths import StateDir
-from taskhand.store import Run, Store
+from taskhand.records import Run
+from taskhand.store import Store
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,8 @@ from rich.table import Table
 
 from taskhand import clean, demo, git, runner, watch
 from taskhand.paths import StateDir
-from taskhand.store import Run, Store
+from taskhand.records import Run
+from taskhand.store import Store
 
 EXIT_CODES = {"completed": 0, "failed": 1}
 EXIT_UNFINISHED = 3

@@ -22,9 +22,10 @@ from taskhand.gates import run_gates
 from taskhand.model import Plan, Status, Task
 from taskhand.paths import StateDir
 from taskhand.problems import PlanError
+from taskhand.records import Event, Run
 from taskhand.schedule import Exit
 from taskhand.status import StatusBook
-from taskhand.store import Event, Run, Store
+from taskhand.store import Store
 from taskhand.validate import validate
 
 Listener = Callable[[Event], None]

@@ -15,13 +15,23 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, fields
+from dataclasses import fields
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from taskhand.agents.base import Usage
 from taskhand.model import Status, id_key
+from taskhand.records import (
+    Attempt,
+    Event,
+    Gate,
+    Run,
+    Stats,
+    TaskState,
+    TaskStats,
+    UnitRow,
+)
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -58,116 +68,6 @@ def strip_secrets(value: Any) -> Any:
     if isinstance(value, list):
         return [strip_secrets(v) for v in value]
     return value
-
-
-@dataclass(frozen=True)
-class Run:
-    id: str
-    plan_path: str
-    dialect: str
-    repo: str
-    base_sha: str
-    run_branch: str
-    status: str
-    reason: str | None
-    created: str
-    updated: str
-    config: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class TaskState:
-    run_id: str
-    task_id: str
-    status: Status
-    reason: str | None
-    updated: str
-
-
-@dataclass(frozen=True)
-class Attempt:
-    id: int
-    run_id: str
-    task_id: str
-    number: int
-    worktree: str
-    branch: str
-    base_sha: str
-    candidate_sha: str | None
-    status: str
-    reason: str | None
-    started: str
-    ended: str | None
-
-
-@dataclass(frozen=True)
-class UnitRow:
-    id: int
-    attempt_id: int
-    run_id: str
-    task_id: str
-    role: str
-    agent: str
-    model: str | None
-    started: str
-    ended: str | None
-    tokens_in: int
-    tokens_out: int
-    tokens_cached: int
-    cost: float
-    cost_estimated: bool
-    outcome: str | None
-    transcript: str | None
-    prompt_bytes: int
-
-    @property
-    def usage(self) -> Usage:
-        return Usage(
-            self.tokens_in, self.tokens_out, self.tokens_cached, self.cost, self.cost_estimated
-        )
-
-
-@dataclass(frozen=True)
-class Gate:
-    id: int
-    attempt_id: int
-    name: str
-    ok: bool
-    detail: str
-    exit_code: int | None
-    seconds: float | None
-    output: str
-
-
-@dataclass(frozen=True)
-class Event:
-    id: int
-    run_id: str
-    ts: str
-    kind: str
-    task_id: str | None
-    data: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class TaskStats:
-    task_id: str
-    units: int  # units started, finished or not
-    seconds: float  # agent time of finished units
-    tokens_in: int
-    tokens_out: int
-    tokens_cached: int
-    cost: float
-    estimated: bool
-
-
-@dataclass(frozen=True)
-class Stats:
-    tasks: list[TaskStats]
-    total: TaskStats
-
-    def as_json(self) -> dict[str, Any]:
-        return {"tasks": [asdict(t) for t in self.tasks], "total": asdict(self.total)}
 
 
 # Migrations: append only. Each runs in its own transaction and is recorded by name, so an old

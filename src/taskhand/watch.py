@@ -13,7 +13,7 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.status import Status as Spinner
 
-from taskhand.store import Event
+from taskhand.records import Event
 
 
 class JsonLines:
