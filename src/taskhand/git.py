@@ -267,14 +267,19 @@ def add_worktree(repo: Path, path: Path, branch: str, sha: str) -> None:
     _git(repo, "worktree", "add", "--", str(path.resolve()), branch, fix=fix)
 
 
-def remove_worktree(repo: Path, path: Path) -> None:
-    """Remove the worktree at `path` with its changes; nothing to do when it is gone."""
+def remove_worktree(repo: Path, path: Path, locked_too: bool = False) -> None:
+    """Remove the worktree at `path` with its changes; nothing to do when it is gone.
+
+    `locked_too` also removes a locked worktree: git leaves one locked ("initializing") when
+    `worktree add` is killed, so the harness passes it for its own attempt worktrees.
+    """
     if _registered(repo, path) is None:
         return
     # --force discards the attempt's uncommitted files; it also unregisters a worktree whose
     # folder was deleted by hand. Prune is only the fallback, since it also forgets other
     # worktrees whose folders are missing (say, on an unmounted drive).
-    done = _git(repo, "worktree", "remove", "--force", "--", str(path.resolve()), ok=(0, 128))
+    force = ["--force", "--force"] if locked_too else ["--force"]
+    done = _git(repo, "worktree", "remove", *force, "--", str(path.resolve()), ok=(0, 128))
     if done.returncode == 0:
         return
     if not path.exists():

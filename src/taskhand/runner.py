@@ -272,9 +272,15 @@ class Runner:
             if head != last.base_sha:
                 return None
             git.move_branch(self.repo, self.run.run_branch, candidate, head)
+        logged = any(
+            e.kind == "integrated" and e.task_id == task_id for e in self.store.events(self.run.id)
+        )
+        if not logged:  # the run died between moving the branch and saying so
             self.emit("integrated", task_id, sha=candidate)
+        resolution = last.reason or "done"
         self.step("TaskTrack STEP: Conclude")
-        book.conclude(task_id, Status.DONE, last.reason or "done")
+        book.conclude(task_id, Status.DONE, resolution)
+        self.emit("task_concluded", task_id, status=str(Status.DONE), text=resolution)
         self.step(f"TaskTrack FINISHED: Task {task_id}")
         return Status.DONE
 
@@ -451,7 +457,7 @@ class Runner:
         folder = self.state.run_dir(self.run.id) / "worktrees"
         for tree in git.worktrees(self.repo):
             if tree.path.resolve().is_relative_to(folder.resolve()):
-                git.remove_worktree(self.repo, tree.path)
+                git.remove_worktree(self.repo, tree.path, locked_too=True)
         # A run killed inside `git worktree add` can leave a folder git never registered.
         if folder.exists():
             for leftover in sorted(folder.glob("*/attempt-*")):
