@@ -169,7 +169,7 @@ def runs(repo: Path | None, as_json: bool) -> None:
             str(row["plan"]),
             str(row["branch"]),
         )
-    Console(highlight=False).print(table)
+    _console().print(table)
 
 
 @click.command()
@@ -207,7 +207,7 @@ def stats(run_id: str | None, repo: Path | None, as_json: bool) -> None:
             str(row.tokens_cached),
             dollars,
         )
-    Console(highlight=False).print(table)
+    _console().print(table)
 
 
 @click.command(name="clean")
@@ -240,6 +240,12 @@ def clean_command(run_id: str | None, dry_run: bool, repo: Path | None) -> None:
 def demo_command(folder: Path | None) -> None:
     """Build a small project and plan in a temporary repository and run it with replay."""
     sys.exit(demo.main(folder))
+
+
+def _console() -> Console:
+    """Tables at the terminal's width; unlimited when piped, so nothing is cut."""
+    console = Console(highlight=False)
+    return console if console.is_terminal else Console(highlight=False, width=10_000)
 
 
 def _json(data: Any) -> str:
