@@ -121,7 +121,9 @@ def start(
     if not git.has_commits(root):
         raise RunError(f"the repository {root} has no commits yet (fix: make a first commit)")
     base = git.resolve(root, config.base_ref)
-    agent = agents.create(config.agent, Path(config.script) if config.script else None)
+    agent = agents.create(
+        config.agent, Path(config.script) if config.script else None, config.model
+    )
     state = StateDir.for_repo(root)
     with lock.hold(state.lock(plan.root), plan.root, "a run"), Store.open(state.database) as store:
         previous = store.latest_run(str(plan.root.resolve()))
@@ -161,7 +163,9 @@ def resume(run_id: str | None, listener: Listener, repo: Path | None = None) -> 
             raise RunError(f"no run {run_id} in {root} (fix: list them with taskhand runs)")
     config = RunConfig.from_json(run.config)
     _load(Path(run.plan_path))
-    agent = agents.create(config.agent, Path(config.script) if config.script else None)
+    agent = agents.create(
+        config.agent, Path(config.script) if config.script else None, config.model
+    )
     plan_root = Path(run.plan_path)
     with (
         lock.hold(state.lock(plan_root), plan_root, f"run {run.id}"),

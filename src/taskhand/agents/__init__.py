@@ -9,11 +9,17 @@ from taskhand.agents.replay import ReplayAgent
 
 __all__ = ["NAMES", "Agent", "AgentError", "create"]
 
-NAMES = ("replay",)
+NAMES = ("openai", "replay")
 
 
-def create(name: str, script: Path | None = None) -> Agent:
+def create(name: str, script: Path | None = None, model: str | None = None) -> Agent:
     """The backend called `name`, ready to run units."""
+    if name == "openai":
+        from taskhand.agents.openai_loop import OpenAIAgent  # the SDK loads only when used
+
+        if not model:
+            raise AgentError("the openai agent needs a model (fix: --model NAME)")
+        return OpenAIAgent(model)
     if name == "replay":
         if script is None:
             raise AgentError("the replay agent needs a script (fix: --script FILE.toml)")

@@ -1,0 +1,101 @@
+"""Dollars per million tokens for a few common models, to estimate a unit's cost when the
+provider reports none. A TOML or JSON file named by TASKHAND_PRICES adds to or overrides them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeGuard
+
+from taskhand.agents.base import AgentError, Usage
+
+ENV = "TASKHAND_PRICES"
+
+
+@dataclass(frozen=True)
+class Price:
+    """List prices in dollars per million tokens; cached input tokens cost `cached`."""
+
+    input: float
+    output: float
+    cached: float | None = None  # None: cached tokens cost as much as other input
+
+
+# Published list prices; verify before relying on them, and override through TASKHAND_PRICES.
+DEFAULT: dict[str, Price] = {
+    "gpt-4o": Price(2.50, 10.00, 1.25),
+    "gpt-4o-mini": Price(0.15, 0.60, 0.075),
+    "gpt-4.1": Price(2.00, 8.00, 0.50),
+    "gpt-4.1-mini": Price(0.40, 1.60, 0.10),
+    "gpt-4.1-nano": Price(0.10, 0.40, 0.025),
+    "o3": Price(2.00, 8.00, 0.50),
+    "o4-mini": Price(1.10, 4.40, 0.275),
+    "gpt-5": Price(1.25, 10.00, 0.125),
+    "gpt-5-mini": Price(0.25, 2.00, 0.025),
+    "gpt-5-nano": Price(0.05, 0.40, 0.005),
+}
+
+
+def table(env: Mapping[str, str] | None = None) -> dict[str, Price]:
+    """The default prices, overridden by the file that TASKHAND_PRICES names, if any."""
+    path = (os.environ if env is None else env).get(ENV, "")
+    return {**DEFAULT, **load(Path(path))} if path else dict(DEFAULT)
+
+
+def load(path: Path) -> dict[str, Price]:
+    """Prices from a file: a table of model -> {input, output, cached} in dollars per million."""
+    fix = '(fix: write entries like ["gpt-4o"] input = 2.5, output = 10, cached = 1.25)'
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AgentError(f"price file {path}: cannot be read ({exc}) (fix: set {ENV})") from None
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        raise AgentError(f"price file {path}: {exc} (fix: correct its syntax)") from None
+    if not isinstance(data, dict):
+        raise AgentError(f"price file {path}: not a table of models {fix}")
+    prices: dict[str, Price] = {}
+    for model, entry in data.items():
+        price = _price(entry)
+        if price is None:
+            raise AgentError(f"price file {path}: model {model!r} {fix}")
+        prices[str(model)] = price
+    return prices
+
+
+def estimate(model: str, usage: Usage, prices: Mapping[str, Price] | None = None) -> float | None:
+    """Dollars for `usage` on `model` at list prices; None when the model has no price.
+
+    `usage.tokens_in` counts all prompt tokens, the cached ones among them (as providers report).
+    A provider prefix ("openai/gpt-4o") is tried without it when the full name has no price.
+    """
+    known = DEFAULT if prices is None else prices
+    price = known.get(model) or known.get(model.rsplit("/", 1)[-1])
+    if price is None:
+        return None
+    cached = min(usage.tokens_cached, usage.tokens_in)
+    cached_rate = price.input if price.cached is None else price.cached
+    dollars = (
+        (usage.tokens_in - cached) * price.input
+        + cached * cached_rate
+        + usage.tokens_out * price.output
+    )
+    return dollars / 1_000_000
+
+
+def _price(entry: object) -> Price | None:
+    if not isinstance(entry, dict) or set(entry) - {"input", "output", "cached"}:
+        return None
+    rate_in, rate_out, cached = entry.get("input"), entry.get("output"), entry.get("cached")
+    if not (_is_rate(rate_in) and _is_rate(rate_out) and (cached is None or _is_rate(cached))):
+        return None
+    return Price(float(rate_in), float(rate_out), None if cached is None else float(cached))
+
+
+def _is_rate(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value >= 0

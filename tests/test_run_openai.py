@@ -1,0 +1,50 @@
+"""A whole plan run by our own tool loop against a scripted Chat Completions server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from taskhand.paths import StateDir
+from taskhand.store import Store
+from tests.conftest import RunCli
+from tests.plans import md_plan, md_task
+from tests.runs import git, make_repo
+from tests.scripted_openai import ScriptedOpenAI, reply, tool_call
+
+
+def call(name: str, arguments: dict[str, object], tokens: int) -> dict[str, object]:
+    usage = {"prompt_tokens": tokens, "completion_tokens": tokens // 10, "total_tokens": tokens}
+    return reply(tool_calls=[tool_call(name, arguments)], usage=usage)
+
+
+def test_run_a_plan_with_the_openai_agent(
+    tmp_path: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = {str(k): str(v) for k, v in md_plan(("T-001", {})).items()}
+    body = "## Description\nWrite hello.txt.\n\n## Acceptance criteria\n- `$ test -s hello.txt`\n"
+    files["T-001-task.md"] = md_task("T-001", "Say hello", body=body)
+    repo = make_repo(tmp_path / "repo", {f"plan/{k}": v for k, v in files.items()})
+    with ScriptedOpenAI(
+        call("write", {"path": "hello.txt", "content": "hello\n"}, 1000),
+        call("bash", {"command": "cat hello.txt"}, 1200),
+        call("submit_case", {"case": "done", "resolution": "Wrote hello.txt."}, 1300),
+    ) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test-key")
+        result = run_cli("run", repo / "plan", "--agent", "openai", "--model", "gpt-4o-mini")
+    assert result.exit_code == 0, result.output
+    assert "TaskTrack EXIT: Plan Completed" in result.output
+    branch = git(repo, "branch", "--list", "taskhand/run-*", "--format=%(refname:short)").strip()
+    assert git(repo, "show", f"{branch}:hello.txt") == "hello\n"
+    stats = json.loads(run_cli("stats", "--repo", repo, "--json").output)
+    [task] = stats["tasks"]
+    assert (task["units"], task["tokens_in"], task["tokens_out"]) == (1, 3500, 350)
+    assert task["cost"] > 0 and task["estimated"] is True
+    with Store.open(StateDir.for_repo(repo).database) as store:
+        [unit] = store.units(stats["run"])
+    transcript = Path(str(unit.transcript)).read_text()
+    assert "Write hello.txt." in transcript
+    assert "sk-local-test-key" not in transcript
