@@ -86,9 +86,8 @@ def test_run_errors_are_one_line(tmp_path: Path, run_cli: RunCli) -> None:
     repo = repo_with_plan(tmp_path)
     unknown = run_cli("run", repo / "plan", "--agent", "robot")
     assert unknown.exit_code == 1
-    assert unknown.stderr == (
-        "taskhand: error: unknown agent 'robot' (fix: use one of openai, replay)\n"
-    )
+    assert unknown.stderr.startswith("taskhand: error: unknown agent 'robot' (fix: use one of ")
+    assert unknown.stderr.endswith(", openai, replay)\n") and unknown.stderr.count("\n") == 1
     missing = run_cli("run", repo / "plan", "--script", tmp_path / "nope.toml")
     assert missing.exit_code == 1
     assert missing.stderr.count("\n") == 1 and "nope.toml" in missing.stderr

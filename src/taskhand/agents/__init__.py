@@ -9,11 +9,17 @@ from taskhand.agents.replay import ReplayAgent
 
 __all__ = ["NAMES", "Agent", "AgentError", "create"]
 
-NAMES = ("openai", "replay")
+from taskhand.agents.cli import NAMES as CLI_NAMES
+
+NAMES = (*CLI_NAMES, "openai", "replay")
 
 
 def create(name: str, script: Path | None = None, model: str | None = None) -> Agent:
     """The backend called `name`, ready to run units."""
+    if name in CLI_NAMES:
+        from taskhand.agents.cli import CliAgent
+
+        return CliAgent(name, model=model)
     if name == "openai":
         from taskhand.agents.openai_loop import OpenAIAgent  # the SDK loads only when used
 
