@@ -304,7 +304,9 @@ def test_bad_input_creates_nothing(tmp_path: Path, isolated_home: Path) -> None:
     bad_base = runner.RunConfig(agent="replay", script=str(replay), base_ref="nope")
     with pytest.raises(Exception, match=r"no commit named 'nope' .*\(fix: "):
         runner.start(plan, bad_base, print, repo)
-    with pytest.raises(Exception, match=r"unknown agent 'gpt' \(fix: use one of claude, .*, openai, replay\)"):
+    with pytest.raises(
+        Exception, match=r"unknown agent 'gpt' \(fix: use one of claude, .*, openai, replay\)"
+    ):
         runner.start(plan, runner.RunConfig(agent="gpt"), print, repo)
     with pytest.raises(Exception, match=r"needs a script"):
         runner.start(plan, runner.RunConfig(agent="replay"), print, repo)
