@@ -17,15 +17,14 @@ from typing import Any
 import pytest
 
 from taskhand.agents.base import AgentError, Case, Question, Role, Unit
-from taskhand.agents.cli import (
-    NUDGE,
-    CliAgent,
+from taskhand.agents.cli import NUDGE, CliAgent
+from taskhand.agents.cli_outcome import parse_outcome
+from taskhand.agents.cli_output import (
     parse_aider,
     parse_claude,
     parse_codex,
     parse_gemini,
     parse_opencode,
-    parse_outcome,
 )
 from taskhand.agents.prices import Price
 from tests import scripted_anthropic as anthropic

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from taskhand import git
-from taskhand.git import Change, GitError, Worktree
+from taskhand import diffs, git
+from taskhand.diffs import Change
+from taskhand.git import GitError, Worktree
+from taskhand.snapshot import snapshot
 
 AGENT = ("agent", "agent@example.com")
 
@@ -105,7 +107,7 @@ def test_find_repo_of_a_missing_path(tmp_path: Path) -> None:
         git.current_branch,
         git.dirty_paths,
         git.worktrees,
-        git.snapshot,
+        snapshot,
         lambda folder: git.resolve(folder, "HEAD"),
         lambda folder: git.branch_sha(folder, "main"),
     ],
@@ -478,25 +480,25 @@ def test_changed_paths(repo: Path) -> None:
     (repo / "src" / "app.py").symlink_to("../README.md")
     write(repo, {"mod.txt": "changed", "new.txt": "n", "pkg/moved.py": body + "one more\n"})
     head = commit(repo, "head")
-    assert sorted(git.changed_paths(repo, base, head), key=lambda c: c.path) == [
+    assert sorted(diffs.changed_paths(repo, base, head), key=lambda c: c.path) == [
         Change("D", "gone.txt"),
         Change("M", "mod.txt"),
         Change("A", "new.txt"),
         Change("R", "pkg/moved.py", "mv.py"),
         Change("T", "src/app.py"),
     ]
-    assert git.changed_paths(repo, head, head) == []
+    assert diffs.changed_paths(repo, head, head) == []
 
 
 def test_whitespace_errors(repo: Path) -> None:
     base = run(repo, "rev-parse", "HEAD")
     clean = commit(repo, "clean", {"clean.txt": "fine\n"})
-    assert git.whitespace_errors(repo, base, clean) == ""
+    assert diffs.whitespace_errors(repo, base, clean) == ""
     messy = commit(repo, "messy", {"messy.txt": "trailing   \n"})
-    problems = git.whitespace_errors(repo, clean, messy)
+    problems = diffs.whitespace_errors(repo, clean, messy)
     assert "messy.txt:1: trailing whitespace." in problems
     marker = commit(repo, "marker", {"conflict.txt": "<<<<<<< ours\na\n=======\nb\n>>>>>>> x\n"})
-    assert "leftover conflict marker" in git.whitespace_errors(repo, messy, marker)
+    assert "leftover conflict marker" in diffs.whitespace_errors(repo, messy, marker)
 
 
 def test_symlinks(repo: Path) -> None:
@@ -505,9 +507,12 @@ def test_symlinks(repo: Path) -> None:
     (repo / "*").symlink_to("README.md")
     sha = commit(repo, "links")
     asked = ["inside", "src/outside", "README.md", "src", "missing"]
-    assert git.symlinks(repo, sha, asked) == {"inside": "src/app.py", "src/outside": "/etc/passwd"}
-    assert git.symlinks(repo, sha, ["*"]) == {"*": "README.md"}  # a name, not a wildcard
-    assert git.symlinks(repo, sha, []) == {}
+    assert diffs.symlinks(repo, sha, asked) == {
+        "inside": "src/app.py",
+        "src/outside": "/etc/passwd",
+    }
+    assert diffs.symlinks(repo, sha, ["*"]) == {"*": "README.md"}  # a name, not a wildcard
+    assert diffs.symlinks(repo, sha, []) == {}
 
 
 # the user's checkout stays as it was
@@ -524,7 +529,7 @@ def dirty_checkout(repo: Path) -> None:
 
 def test_worktree_operations_leave_the_users_checkout_alone(repo: Path, attempt: Path) -> None:
     dirty_checkout(repo)
-    before = git.snapshot(repo)
+    before = snapshot(repo)
     base = git.resolve(repo, "HEAD")
     git.add_worktree(repo, attempt, "task-1", base)
     git.add_worktree(repo, attempt, "task-1", base)
@@ -532,24 +537,24 @@ def test_worktree_operations_leave_the_users_checkout_alone(repo: Path, attempt:
     (attempt / "link").symlink_to("/etc/passwd")
     sha = git.commit_worktree(attempt, base, "task 1")
     assert sha is not None
-    git.changed_paths(repo, base, sha)
-    git.whitespace_errors(repo, base, sha)
-    git.symlinks(repo, sha, ["link"])
+    diffs.changed_paths(repo, base, sha)
+    diffs.whitespace_errors(repo, base, sha)
+    diffs.symlinks(repo, sha, ["link"])
     git.is_ancestor(repo, base, sha)
     git.rev_count(repo, base, sha)
     git.dirty_paths(attempt)
     git.remove_worktree(repo, attempt)
     git.delete_branch(repo, "task-1")
-    assert git.snapshot(repo) == before
+    assert snapshot(repo) == before
 
 
 def test_reading_leaves_the_index_file_alone(repo: Path) -> None:
     # A stat-only change makes a plain `git status` rewrite the index; ours must not.
     os.utime(repo / "README.md", (1_600_000_000, 1_600_000_000))
-    before = git.snapshot(repo)
+    before = snapshot(repo)
     git.dirty_paths(repo)
-    git.snapshot(repo)
-    assert git.snapshot(repo) == before
+    snapshot(repo)
+    assert snapshot(repo) == before
 
 
 def touch_tracked(repo: Path) -> None:
@@ -583,16 +588,16 @@ def test_snapshot_notices_each_kind_of_change(
     repo: Path, key: str, mutate: Callable[[Path], object]
 ) -> None:
     write(repo, {"build/ignored.o": "original"})
-    before = git.snapshot(repo)
+    before = snapshot(repo)
     mutate(repo)
-    after = git.snapshot(repo)
+    after = snapshot(repo)
     assert before[key] != after[key]
 
 
 def test_snapshot_is_stable_and_skips_the_git_folder(repo: Path) -> None:
-    before = git.snapshot(repo)
+    before = snapshot(repo)
     run(repo, "update-ref", "refs/heads/unrelated", "HEAD")  # writes under .git only
-    assert git.snapshot(repo) == before
+    assert snapshot(repo) == before
     assert set(before) == {"head", "branch", "index", "index_hash", "stash", "status", "files"}
     files = before["files"]
     assert isinstance(files, dict)

@@ -32,6 +32,7 @@ from taskhand import demo, git, runner
 from taskhand.model import Status
 from taskhand.paths import StateDir
 from taskhand.records import Event, Run
+from taskhand.snapshot import snapshot
 from taskhand.store import Store
 from taskhand.validate import validate
 from tests.plans import tt_plan, tt_task
@@ -200,7 +201,7 @@ class Campaign:
     def __post_init__(self) -> None:
         self.logs.mkdir(parents=True, exist_ok=True)
         self.tasks = tasks_of(self.plan)
-        self.before = git.snapshot(self.repo)
+        self.before = snapshot(self.repo)
 
     def where(self) -> str:
         return (
@@ -377,7 +378,7 @@ def verify(c: Campaign, failing: set[str]) -> None:
     assert leftovers == [], f"{where}: attempt folders left on disk: {leftovers}"
 
     # The user's checkout is exactly as it was.
-    assert git.snapshot(c.repo) == c.before, f"{where}: the checkout changed"
+    assert snapshot(c.repo) == c.before, f"{where}: the checkout changed"
 
 
 def verify_tasktrack_files(c: Campaign) -> None:

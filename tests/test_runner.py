@@ -241,7 +241,7 @@ def test_run_token_cap_stops_the_run_resumably(tmp_path: Path) -> None:
 
 
 def test_user_checkout_is_untouched_and_uncommitted_work_is_invisible(tmp_path: Path) -> None:
-    from taskhand.git import snapshot
+    from taskhand.snapshot import snapshot
 
     repo, plan = markdown_repo(tmp_path, "- `$ test ! -e scratch.txt` the scratch file is unseen")
     (repo / "README.md").write_text("# p\nedited, not committed\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from taskhand.git import Change
+from taskhand.diffs import Change
 from taskhand.scope import Violation, check_scope, matches
 
 GLOBS = [

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from taskhand.agents.tool_schemas import SCHEMAS
 from taskhand.agents.tools import (
     MAX_GLOB_FILES,
-    SCHEMAS,
     ToolContext,
     ToolResult,
     execute,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from taskhand import git, scope
+from taskhand import diffs, scope
 from taskhand.checks import run_check
 from taskhand.model import Task
 
@@ -36,7 +36,7 @@ def run_gates(
         results.append(
             GateResult("command", done.ok, detail, done.exit_code, done.seconds, done.output)
         )
-    whitespace = git.whitespace_errors(repo, base, candidate)
+    whitespace = diffs.whitespace_errors(repo, base, candidate)
     results.append(
         GateResult(
             "whitespace",
@@ -46,8 +46,8 @@ def run_gates(
             else "no whitespace errors",
         )
     )
-    changes = git.changed_paths(repo, base, candidate)
-    links = git.symlinks(repo, candidate, [c.path for c in changes if c.status != "D"])
+    changes = diffs.changed_paths(repo, base, candidate)
+    links = diffs.symlinks(repo, candidate, [c.path for c in changes if c.status != "D"])
     violations = scope.check_scope(changes, task.paths, forbidden, links)
     detail = "; ".join(f"{v.path}: {v.reason}" for v in violations) or "all changes in scope"
     results.append(GateResult("scope", not violations, detail))

@@ -1,4 +1,4 @@
-"""Typed wrappers over the git command line: repositories, branches, worktrees, commits, diffs.
+"""Typed wrappers over the git command line: repositories, branches, worktrees, commits.
 
 Every call is an argv list run with `git -C <dir>`; a failure becomes a one-line GitError
 that says what failed and how to fix it.
@@ -6,9 +6,7 @@ that says what failed and how to fix it.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import stat
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,13 +38,6 @@ class Worktree:
     path: Path
     head: str
     branch: str | None
-
-
-@dataclass(frozen=True)
-class Change:
-    status: str  # one of A, M, D, R, T, C
-    path: str
-    old_path: str | None = None
 
 
 def _error(what: str, fix: str) -> GitError:
@@ -341,61 +332,9 @@ def commit_worktree(
     return sha
 
 
-def changed_paths(repo: Path, base: str, head: str) -> list[Change]:
-    """What `head` changes relative to `base`, renames detected."""
-    # diff-tree is the plumbing twin of `git diff base head`: it ignores the user's diff
-    # settings (relative paths, colour, external tools) that could change the output.
-    diff = ["diff-tree", "-r", "-z", "--name-status", "-M"]
-    fields = _fields(_git(repo, *diff, resolve(repo, base), resolve(repo, head)).stdout)
-    changes: list[Change] = []
-    i = 0
-    while i < len(fields):
-        status = fields[i][0]
-        if status in "RC":
-            changes.append(Change(status, fields[i + 2], fields[i + 1]))
-            i += 3
-        else:
-            changes.append(Change(status, fields[i + 1]))
-            i += 2
-    return changes
-
-
-def whitespace_errors(repo: Path, base: str, head: str) -> str:
-    """`git diff --check` from `base` to `head`: the problems found, or "" when clean."""
-    check = ["diff", "--check", "--no-color", "--no-ext-diff"]
-    done = _git(repo, *check, resolve(repo, base), resolve(repo, head), ok=(0, 2))
-    return _decode(done.stdout)
-
-
 def is_ancestor(repo: Path, ancestor: str, descendant: str) -> bool:
     older, newer = resolve(repo, ancestor), resolve(repo, descendant)
     return _git(repo, "merge-base", "--is-ancestor", older, newer, ok=(0, 1)).returncode == 0
-
-
-def symlinks(repo: Path, sha: str, paths: list[str]) -> dict[str, str]:
-    """For each of `paths` that is a symlink in commit `sha`: the text of its target."""
-    full = resolve(repo, sha)
-    wanted = set(paths)
-    blobs: dict[str, str] = {}
-    chunk = 500  # keeps the argv far below the system's limit
-    for start in range(0, len(paths), chunk):
-        # Literal pathspecs: a changed file named '*.py' must not select every Python file.
-        listing = ["--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", full, "--"]
-        for entry in _fields(_git(repo, *listing, *paths[start : start + chunk]).stdout):
-            info, _, path = entry.partition("\t")
-            mode, _, oid = info.split(" ")
-            if mode == "120000" and path in wanted:
-                blobs[path] = oid
-    order = sorted(blobs)
-    request = "".join(f"{blobs[path]}\n" for path in order).encode()
-    rest = _git(repo, "cat-file", "--batch", stdin=request).stdout if order else b""
-    targets: dict[str, str] = {}
-    for path in order:
-        header, _, rest = rest.partition(b"\n")
-        size = int(header.split(b" ")[2])
-        targets[path] = _decode(rest[:size])
-        rest = rest[size + 1 :]
-    return targets
 
 
 def tree_of(repo: Path, sha: str) -> str:
@@ -406,46 +345,3 @@ def rev_count(repo: Path, base: str, head: str) -> int:
     """How many commits `head` has that `base` does not."""
     span = f"{resolve(repo, base)}..{resolve(repo, head)}"
     return int(_out(repo, "rev-list", "--count", span))
-
-
-def snapshot(repo: Path) -> dict[str, object]:
-    """Everything a worktree operation must leave alone in a checkout, for comparing."""
-    head = _git(repo, "rev-parse", "--verify", "--quiet", "HEAD", ok=(0, 1))
-    index = Path(_out(repo, "rev-parse", "--git-path", "index"))
-    index = index if index.is_absolute() else repo / index
-    return {
-        "head": _decode(head.stdout).strip() or None,
-        "branch": current_branch(repo),
-        "index": _out(repo, "ls-files", "-s", "-z"),
-        "index_hash": _file_digest(index) if index.exists() else None,
-        "stash": _out(repo, "stash", "list"),
-        "status": _out(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all"),
-        "files": _tree_digests(repo),
-    }
-
-
-def _file_digest(path: Path) -> str:
-    with path.open("rb") as file:
-        return hashlib.file_digest(file, "sha256").hexdigest()
-
-
-def _tree_digests(root: Path) -> dict[str, str]:
-    """Every entry under `root` but .git: file content and mode, link text, or 'dir'."""
-    digests: dict[str, str] = {}
-    folders = [root]
-    while folders:
-        with os.scandir(folders.pop()) as entries:
-            for entry in entries:
-                path = Path(entry.path)
-                name = path.relative_to(root).as_posix()
-                if name == ".git":
-                    continue
-                if entry.is_symlink():
-                    digests[name] = f"link {os.readlink(path)}"
-                elif entry.is_dir():
-                    digests[name] = "dir"
-                    folders.append(path)
-                else:
-                    mode = stat.S_IMODE(entry.stat().st_mode)
-                    digests[name] = f"{_file_digest(path)} {mode:o}"
-    return digests

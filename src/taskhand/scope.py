@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from taskhand.git import Change
+from taskhand.diffs import Change
 
 _GLOB = re.compile(r"[*?]")
 

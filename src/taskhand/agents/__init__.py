@@ -9,7 +9,7 @@ from taskhand.agents.replay import ReplayAgent
 
 __all__ = ["NAMES", "Agent", "AgentError", "create"]
 
-from taskhand.agents.cli import NAMES as CLI_NAMES
+from taskhand.agents.cli_presets import NAMES as CLI_NAMES
 
 NAMES = (*CLI_NAMES, "openai", "replay")
 

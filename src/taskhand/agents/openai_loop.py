@@ -21,7 +21,7 @@ from openai.types.chat import (
 )
 
 from taskhand.agents import prices as price_list
-from taskhand.agents import tools
+from taskhand.agents import tool_schemas, tools
 from taskhand.agents.base import AgentError, Case, Outcome, Question, Role, Unit, Usage
 from taskhand.secrets import Redactor, clean_env
 
@@ -133,7 +133,7 @@ class _Session:
         self.writable = unit.role is Role.IMPLEMENTER
         self.tools = [SUBMIT_CASE] + [
             schema
-            for schema in tools.SCHEMAS
+            for schema in tool_schemas.SCHEMAS
             if self.writable or schema.get("function", {}).get("name") not in WRITING_TOOLS
         ]
         self.messages: list[dict[str, Any]] = []

@@ -1,0 +1,219 @@
+"""Reading what each cli agent printed: its final message, token usage, dollars where it reports
+them, the session to resume and its own errors, from JSON, JSONL or aider's plain text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from taskhand.agents.base import Usage
+
+
+@dataclass
+class Report:
+    """What one run of a program said: its final message, usage, and the session to resume."""
+
+    text: str = ""
+    usage: Usage = field(default_factory=Usage)
+    priced: bool = False  # the program reported dollars itself
+    session: str = ""
+    model: str = ""
+    error: str = ""  # the program's own report of failure
+    events: list[dict[str, object]] = field(default_factory=list)
+
+
+def parse_claude(stdout: str) -> Report:
+    """`claude -p --output-format json`: one result object. On a resumed session `usage` covers
+    the last run only, while `modelUsage` and `total_cost_usd` cover the whole session."""
+    data = _last_object(stdout)
+    if data.get("type") != "result":
+        raise ValueError(f"expected a result object, got type {data.get('type')!r}")
+    result = data.get("result")
+    report = Report(
+        text=result if isinstance(result, str) else "", session=_str(data, "session_id")
+    )
+    cost = data.get("total_cost_usd")
+    per_model = data.get("modelUsage")
+    if isinstance(per_model, dict) and per_model:
+        report.model = str(next(iter(per_model)))
+        for counts in per_model.values():
+            fresh, read, made = (
+                _int(counts, k)
+                for k in ("inputTokens", "cacheReadInputTokens", "cacheCreationInputTokens")
+            )
+            report.usage += Usage(fresh + read + made, _int(counts, "outputTokens"), read)
+    else:
+        usage = data.get("usage")
+        fresh, read, made = (
+            _int(usage, k)
+            for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+        )
+        report.usage = Usage(fresh + read + made, _int(usage, "output_tokens"), read)
+    if isinstance(cost, int | float) and not isinstance(cost, bool):
+        report.usage.cost, report.priced = float(cost), True
+    subtype = _str(data, "subtype")
+    if data.get("is_error") or subtype not in ("", "success"):
+        errors = data.get("errors")
+        said = "; ".join(map(str, errors)) if isinstance(errors, list) else report.text
+        kind = "" if subtype == "success" else subtype
+        report.error = ": ".join(part for part in (kind, said) if part) or "is_error"
+    report.events = [{k: v for k, v in data.items() if k != "result"}]
+    return report
+
+
+def parse_codex(stdout: str) -> Report:
+    """`codex exec --json`: JSONL events. `turn.completed` carries the thread's token totals
+    (a resumed thread's included); codex reports no dollars."""
+    report, finished, complaint = Report(), False, ""
+    for event in _jsonl(stdout):
+        kind = event.get("type")
+        item = event.get("item")
+        if kind == "thread.started":
+            report.session = _str(event, "thread_id")
+        elif kind == "item.completed" and isinstance(item, dict):
+            if item.get("type") == "agent_message":
+                report.text = _str(item, "text")
+            report.events.append(item)
+        elif kind == "turn.completed":
+            usage, finished = event.get("usage"), True
+            cached = _int(usage, "cached_input_tokens")
+            report.usage = Usage(_int(usage, "input_tokens"), _int(usage, "output_tokens"), cached)
+        elif kind == "turn.failed":
+            error = event.get("error")
+            report.error = _str(error, "message") or "the turn failed"
+            finished = True
+        elif kind == "error":  # also retries ("Reconnecting... 2/5"), so not final by itself
+            complaint = _str(event, "message")
+    if not finished:
+        report.error = complaint or "codex ended without completing its turn"
+    return report
+
+
+def parse_gemini(stdout: str) -> Report:
+    """`gemini --output-format json`: {session_id, response, stats: {models: {name: {tokens}}},
+    error}. Prompt tokens include the cached ones; thoughts are billed as output."""
+    data = _last_object(stdout)
+    report = Report(text=_str(data, "response"), session=_str(data, "session_id") or "latest")
+    stats = data.get("stats")
+    models = stats.get("models") if isinstance(stats, dict) else None
+    if isinstance(models, dict):
+        for name, entry in models.items():
+            tokens = entry.get("tokens") if isinstance(entry, dict) else None
+            out = _int(tokens, "candidates") + _int(tokens, "thoughts")
+            report.usage += Usage(_int(tokens, "prompt"), out, _int(tokens, "cached"))
+            report.model = report.model or str(name)
+    error = data.get("error")
+    if error:
+        report.error = _str(error, "message") or json.dumps(error)
+    report.events = [{k: v for k, v in data.items() if k != "response"}]
+    return report
+
+
+def parse_opencode(stdout: str) -> Report:
+    """`opencode run --format json`: JSONL {type, sessionID, part}. The final message is the text
+    of the last step; each step_finish carries tokens (input without cache) and dollars."""
+    report, step_text = Report(), list[str]()
+    for event in _jsonl(stdout):
+        kind, part = event.get("type"), event.get("part")
+        report.session = _str(event, "sessionID") or report.session
+        if kind == "step_start":
+            step_text = []
+        elif kind == "text" and isinstance(part, dict):
+            step_text.append(_str(part, "text"))
+            report.text = "\n".join(step_text)
+        elif kind == "step_finish" and isinstance(part, dict):
+            tokens = part.get("tokens")
+            cache = tokens.get("cache") if isinstance(tokens, dict) else None
+            read, written = _int(cache, "read"), _int(cache, "write")
+            fresh, out = _int(tokens, "input"), _int(tokens, "output") + _int(tokens, "reasoning")
+            cost = part.get("cost")
+            dollars = float(cost) if isinstance(cost, int | float) else 0.0
+            report.usage += Usage(fresh + read + written, out, read, dollars)
+            report.priced = report.priced or dollars > 0
+            report.events.append(part)
+        elif kind == "error":
+            error = event.get("error")
+            data = error.get("data") if isinstance(error, dict) else None
+            report.error = _str(data, "message") or _str(error, "name") or "error"
+    return report
+
+
+AIDER_TOKENS = re.compile(
+    r"Tokens: ([\d.,]+[kM]?) sent(?:, ([\d.,]+[kM]?) cache write)?(?:, ([\d.,]+[kM]?) cache hit)?"
+    r", ([\d.,]+[kM]?) received\.(?: Cost: \$([\d.]+) message, \$([\d.]+) session\.)?"
+)
+
+
+def parse_aider(stdout: str) -> Report:
+    """aider prints text; each model reply ends with "Tokens: 2.3k sent, 1.1k cache hit, 150
+    received. Cost: $0.01 message, $0.02 session." (rounded figures)."""
+    report = Report(text=stdout, session="chat-history")
+    for match in AIDER_TOKENS.finditer(stdout):
+        sent, _written, hit, received, _message, session = match.groups()
+        report.usage += Usage(_count(sent), _count(received), _count(hit))
+        if session is not None:
+            report.usage.cost, report.priced = float(session), True
+    return report
+
+
+def parse_text(stdout: str) -> Report:
+    return Report(text=stdout)
+
+
+# ---- reading JSON leniently
+
+
+def _last_object(text: str) -> dict[str, Any]:
+    """The JSON object a program printed, or the last one where it printed more than that."""
+    with contextlib.suppress(ValueError):
+        value = json.loads(text)
+        if isinstance(value, dict):
+            return value
+    decoder, found = json.JSONDecoder(), None
+    for match in re.finditer(r"^\{", text, re.M):
+        with contextlib.suppress(ValueError):
+            value, _ = decoder.raw_decode(text, match.start())
+            if isinstance(value, dict):
+                found = value
+    if found is None:
+        raise ValueError(f"no JSON object in {_excerpt(text)}")
+    return found
+
+
+def _jsonl(text: str) -> list[dict[str, Any]]:
+    events = []
+    for line in text.splitlines():
+        with contextlib.suppress(ValueError):
+            value = json.loads(line)
+            if isinstance(value, dict):
+                events.append(value)
+    if not events:
+        raise ValueError(f"no JSON events in {_excerpt(text)}")
+    return events
+
+
+def _excerpt(text: str) -> str:
+    text = text.strip()
+    return repr(text[:200] + "...") if len(text) > 200 else repr(text) if text else "(nothing)"
+
+
+def _int(data: object, key: str) -> int:
+    value = data.get(key) if isinstance(data, dict) else None
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+
+
+def _str(data: object, key: str) -> str:
+    value = data.get(key) if isinstance(data, dict) else None
+    return value if isinstance(value, str) else ""
+
+
+def _count(figure: str | None) -> int:
+    """aider's rounded token figures: "842", "2.3k", "1,204", "1.2M"."""
+    if not figure:
+        return 0
+    scale = {"k": 1_000, "M": 1_000_000}.get(figure[-1], 1)
+    return round(float(figure.rstrip("kM").replace(",", "")) * scale)

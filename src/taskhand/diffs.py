@@ -1,0 +1,72 @@
+"""What one commit changes against another, read with git plumbing: the changed paths with
+renames, `git diff --check` whitespace problems, and the targets of changed symlinks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+# git's helpers are called through the module, so a wrapper on git._git (the benchmark's
+# counter of git processes) sees these calls too.
+from taskhand import git
+
+
+@dataclass(frozen=True)
+class Change:
+    status: str  # one of A, M, D, R, T, C
+    path: str
+    old_path: str | None = None
+
+
+def changed_paths(repo: Path, base: str, head: str) -> list[Change]:
+    """What `head` changes relative to `base`, renames detected."""
+    # diff-tree is the plumbing twin of `git diff base head`: it ignores the user's diff
+    # settings (relative paths, colour, external tools) that could change the output.
+    diff = ["diff-tree", "-r", "-z", "--name-status", "-M"]
+    older, newer = git.resolve(repo, base), git.resolve(repo, head)
+    fields = git._fields(git._git(repo, *diff, older, newer).stdout)
+    changes: list[Change] = []
+    i = 0
+    while i < len(fields):
+        status = fields[i][0]
+        if status in "RC":
+            changes.append(Change(status, fields[i + 2], fields[i + 1]))
+            i += 3
+        else:
+            changes.append(Change(status, fields[i + 1]))
+            i += 2
+    return changes
+
+
+def whitespace_errors(repo: Path, base: str, head: str) -> str:
+    """`git diff --check` from `base` to `head`: the problems found, or "" when clean."""
+    check = ["diff", "--check", "--no-color", "--no-ext-diff"]
+    done = git._git(repo, *check, git.resolve(repo, base), git.resolve(repo, head), ok=(0, 2))
+    return git._decode(done.stdout)
+
+
+def symlinks(repo: Path, sha: str, paths: list[str]) -> dict[str, str]:
+    """For each of `paths` that is a symlink in commit `sha`: the text of its target."""
+    full = git.resolve(repo, sha)
+    wanted = set(paths)
+    blobs: dict[str, str] = {}
+    chunk = 500  # keeps the argv far below the system's limit
+    for start in range(0, len(paths), chunk):
+        # Literal pathspecs: a changed file named '*.py' must not select every Python file.
+        listing = ["--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", full, "--"]
+        for entry in git._fields(git._git(repo, *listing, *paths[start : start + chunk]).stdout):
+            info, _, path = entry.partition("\t")
+            mode, _, oid = info.split(" ")
+            if mode == "120000" and path in wanted:
+                blobs[path] = oid
+    order = sorted(blobs)
+    request = "".join(f"{blobs[path]}\n" for path in order).encode()
+    rest = git._git(repo, "cat-file", "--batch", stdin=request).stdout if order else b""
+    targets: dict[str, str] = {}
+    for path in order:
+        header, _, rest = rest.partition(b"\n")
+        size = int(header.split(b" ")[2])
+        targets[path] = git._decode(rest[:size])
+        rest = rest[size + 1 :]
+    return targets

@@ -1,0 +1,57 @@
+"""A snapshot of a checkout, for comparing before and after a worktree operation: its HEAD,
+branch, index, stash and status, and the content and mode of every file outside .git.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+
+# git's helpers are called through the module, so a wrapper on git._git (the benchmark's
+# counter of git processes) sees these calls too.
+from taskhand import git
+
+
+def snapshot(repo: Path) -> dict[str, object]:
+    """Everything a worktree operation must leave alone in a checkout, for comparing."""
+    head = git._git(repo, "rev-parse", "--verify", "--quiet", "HEAD", ok=(0, 1))
+    index = Path(git._out(repo, "rev-parse", "--git-path", "index"))
+    index = index if index.is_absolute() else repo / index
+    return {
+        "head": git._decode(head.stdout).strip() or None,
+        "branch": git.current_branch(repo),
+        "index": git._out(repo, "ls-files", "-s", "-z"),
+        "index_hash": _file_digest(index) if index.exists() else None,
+        "stash": git._out(repo, "stash", "list"),
+        "status": git._out(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all"),
+        "files": _tree_digests(repo),
+    }
+
+
+def _file_digest(path: Path) -> str:
+    with path.open("rb") as file:
+        return hashlib.file_digest(file, "sha256").hexdigest()
+
+
+def _tree_digests(root: Path) -> dict[str, str]:
+    """Every entry under `root` but .git: file content and mode, link text, or 'dir'."""
+    digests: dict[str, str] = {}
+    folders = [root]
+    while folders:
+        with os.scandir(folders.pop()) as entries:
+            for entry in entries:
+                path = Path(entry.path)
+                name = path.relative_to(root).as_posix()
+                if name == ".git":
+                    continue
+                if entry.is_symlink():
+                    digests[name] = f"link {os.readlink(path)}"
+                elif entry.is_dir():
+                    digests[name] = "dir"
+                    folders.append(path)
+                else:
+                    mode = stat.S_IMODE(entry.stat().st_mode)
+                    digests[name] = f"{_file_digest(path)} {mode:o}"
+    return digests
