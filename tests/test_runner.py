@@ -236,8 +236,11 @@ def test_run_token_cap_stops_the_run_resumably(tmp_path: Path) -> None:
         "the run's token cap of 1000 was reached",
     )
     assert "* [OPEN] FOO-2" in (plan / "FOO-TaskTrack.md").read_text()
-    resumed, _ = run_plan(plan, repo, replay, run_tokens=5000)
+    # A git killed mid-update leaves a lock file on the ref; the resumed run clears it.
+    (repo / ".git" / "refs" / "heads" / f"{summary.run_branch}.lock").write_text("0" * 40)
+    resumed, record = run_plan(plan, repo, replay, run_tokens=5000)
     assert (resumed.run_id, resumed.status) == (summary.run_id, "completed")
+    assert any("stale lock" in str(e.data["message"]) for e in record.of("warning"))
 
 
 def test_user_checkout_is_untouched_and_uncommitted_work_is_invisible(tmp_path: Path) -> None:

@@ -345,3 +345,20 @@ def rev_count(repo: Path, base: str, head: str) -> int:
     """How many commits `head` has that `base` does not."""
     span = f"{resolve(repo, base)}..{resolve(repo, head)}"
     return int(_out(repo, "rev-list", "--count", span))
+
+
+def clear_ref_locks(repo: Path, branches: list[str]) -> list[str]:
+    """Remove the `.lock` files a killed git left on these branches' refs; the names removed.
+
+    Only for branches the caller owns exclusively (the runner holds the plan's lock): a lock
+    file there can only be left over from a git process that died mid-update.
+    """
+    common = Path(_out(repo, "rev-parse", "--git-common-dir"))
+    folder = common if common.is_absolute() else repo / common
+    removed = []
+    for branch in branches:
+        stale = folder / "refs" / "heads" / f"{branch}.lock"
+        if branch and stale.is_file():
+            stale.unlink(missing_ok=True)
+            removed.append(branch)
+    return removed

@@ -200,6 +200,9 @@ class Runner:
     # -- the procedure ------------------------------------------------------------------
 
     def execute(self) -> Summary:
+        branches = [self.run.run_branch, *{a.branch for a in self.store.attempts(self.run.id)}]
+        for branch in git.clear_ref_locks(self.repo, branches):
+            self.emit("warning", message=f"removed a stale lock on {branch} left by a killed git")
         self.ensure_run_branch()
         dirty = git.dirty_paths(self.repo)
         if dirty:
