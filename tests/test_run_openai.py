@@ -48,3 +48,43 @@ def test_run_a_plan_with_the_openai_agent(
     transcript = Path(str(unit.transcript)).read_text()
     assert "Write hello.txt." in transcript
     assert "sk-local-test-key" not in transcript
+
+
+def test_a_task_routes_to_its_own_agent(
+    tmp_path: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = {str(k): str(v) for k, v in md_plan(("T-001", {})).items()}
+    files["T-002-task.md"] = md_task("T-002", "Via the model", agent="openai", model="gpt-4o")
+    repo = make_repo(tmp_path / "repo", {f"plan/{k}": v for k, v in files.items()})
+    replay = tmp_path / "replay.json"
+    replay.write_text(
+        json.dumps({"tasks": {"T-001": [{"actions": [{"write": "a.txt", "text": "a\n"}]}]}})
+    )
+    with ScriptedOpenAI(
+        call("write", {"path": "b.txt", "content": "b\n"}, 100),
+        call("submit_case", {"case": "done", "resolution": "Wrote b.txt."}, 100),
+    ) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test-key")
+        result = run_cli("run", repo / "plan", "--script", replay)
+        assert server.bodies[0]["model"] == "gpt-4o"
+    assert result.exit_code == 0, result.output
+    with Store.open(StateDir.for_repo(repo).database) as store:
+        units = store.units(store.runs()[0].id)
+    assert [(u.task_id, u.agent, u.model) for u in units] == [
+        ("T-001", "replay", None),
+        ("T-002", "openai", "gpt-4o"),
+    ]
+
+
+def test_an_unknown_agent_in_a_task_stops_the_run_before_it_starts(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    files = {str(k): str(v) for k, v in md_plan(("T-001", {"agent": "robot"})).items()}
+    repo = make_repo(tmp_path / "repo", {f"plan/{k}": v for k, v in files.items()})
+    replay = tmp_path / "replay.json"
+    replay.write_text('{"tasks": {}}')
+    result = run_cli("run", repo / "plan", "--script", replay)
+    assert result.exit_code == 1
+    assert "unknown agent 'robot'" in result.stderr
+    assert git(repo, "branch", "--format=%(refname:short)").split() == ["main"]

@@ -108,6 +108,16 @@ def _repo_for(plan_path: Path, repo: Path | None) -> Path:
         return git.find_repo(Path.cwd())
 
 
+def _agents(plan: Plan, config: RunConfig) -> dict[str, Agent]:
+    """The run's agent and every agent a task routes to, made (and checked) before any work."""
+    script = Path(config.script) if config.script else None
+    made = {config.agent: agents.create(config.agent, script, config.model)}
+    for task in plan.tasks:
+        if task.agent and task.agent not in made:
+            made[task.agent] = agents.create(task.agent, script, task.model or config.model)
+    return made
+
+
 def start(
     plan_path: Path,
     config: RunConfig,
@@ -121,9 +131,7 @@ def start(
     if not git.has_commits(root):
         raise RunError(f"the repository {root} has no commits yet (fix: make a first commit)")
     base = git.resolve(root, config.base_ref)
-    agent = agents.create(
-        config.agent, Path(config.script) if config.script else None, config.model
-    )
+    agent = _agents(plan, config)
     state = StateDir.for_repo(root)
     with lock.hold(state.lock(plan.root), plan.root, "a run"), Store.open(state.database) as store:
         previous = store.latest_run(str(plan.root.resolve()))
@@ -162,10 +170,7 @@ def resume(run_id: str | None, listener: Listener, repo: Path | None = None) -> 
         if run is None:
             raise RunError(f"no run {run_id} in {root} (fix: list them with taskhand runs)")
     config = RunConfig.from_json(run.config)
-    _load(Path(run.plan_path))
-    agent = agents.create(
-        config.agent, Path(config.script) if config.script else None, config.model
-    )
+    agent = _agents(_load(Path(run.plan_path)), config)
     plan_root = Path(run.plan_path)
     with (
         lock.hold(state.lock(plan_root), plan_root, f"run {run.id}"),
@@ -182,14 +187,15 @@ class Runner:
         store: Store,
         state: StateDir,
         run: Run,
-        agent: Agent,
+        agent: dict[str, Agent],
         config: RunConfig,
         listener: Listener,
     ) -> None:
         self.store = store
         self.state = state
         self.run = run
-        self.agent = agent
+        self.agents = agent
+        self.agent = agent[config.agent]
         self.config = config
         self.caps = config.caps
         self.listener = listener
@@ -385,14 +391,15 @@ class Runner:
         self, task: Task, attempt_id: int, number: int, worktree: Path, prompt: str
     ) -> Outcome:
         model = task.model or self.config.model
+        agent = self.agents.get(task.agent or "", self.agent)
         unit_id = self.store.start_unit(
-            attempt_id, str(Role.IMPLEMENTER), self.agent.name, model, len(prompt.encode())
+            attempt_id, str(Role.IMPLEMENTER), agent.name, model, len(prompt.encode())
         )
         self.emit("unit_started", task.id, role=str(Role.IMPLEMENTER), attempt=number)
         timeout = task.timeout_seconds or self.caps.unit_seconds
         began = time.monotonic()
         try:
-            outcome = self.agent.run(
+            outcome = agent.run(
                 Unit(Role.IMPLEMENTER, task.id, number, prompt, worktree, timeout, model)
             )
         except Exception as exc:  # a backend bug must fail the unit, not the run
