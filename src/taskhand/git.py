@@ -6,6 +6,7 @@ that says what failed and how to fix it.
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 from dataclasses import dataclass
@@ -118,13 +119,23 @@ def has_commits(repo: Path) -> bool:
     return done.returncode == 0
 
 
+# Commits known to exist, by (repository, full sha): objects never change, so a full sha that
+# resolved once needs no second git process (a run resolves the same few shas many times).
+_KNOWN_COMMITS: set[tuple[str, str]] = set()
+
+
 def resolve(repo: Path, ref: str) -> str:
     """The full sha of the commit `ref` names (tags are peeled)."""
+    if (str(repo), ref) in _KNOWN_COMMITS:
+        return ref
     if ref and not ref.startswith("-"):
         verify = ["rev-parse", "--verify", "--quiet", "--end-of-options"]
         done = _git(repo, *verify, f"{ref}^{{commit}}", ok=(0, 1))
         if done.returncode == 0:
-            return _decode(done.stdout).strip()
+            full = _decode(done.stdout).strip()
+            if full == ref:  # a commit's own sha (a tag's sha resolves to another)
+                _KNOWN_COMMITS.add((str(repo), ref))
+            return full
     if not has_commits(repo):
         raise _error(f"the repository has no commits yet: {repo}", "make a first commit")
     raise _error(f"no commit named {ref!r} in {repo}", "give a branch, tag or commit sha")
@@ -156,9 +167,15 @@ def dirty_paths(repo: Path) -> list[str]:
 
 def _branch_ref(repo: Path, name: str) -> str:
     ref = f"refs/heads/{name}"
-    if name.startswith("-") or _git(repo, "check-ref-format", ref, ok=(0, 1)).returncode:
+    if name.startswith("-") or not _valid_ref(repo, ref):
         raise _error(f"invalid branch name {name!r}", "use letters, digits, '-', '_' and '/'")
     return ref
+
+
+@functools.lru_cache(maxsize=1024)
+def _valid_ref(repo: Path, ref: str) -> bool:
+    """git's own rule for ref names, asked once per name."""
+    return _git(repo, "check-ref-format", ref, ok=(0, 1)).returncode == 0
 
 
 def branch_sha(repo: Path, name: str) -> str | None:
@@ -282,19 +299,19 @@ def remove_worktree(repo: Path, path: Path, locked_too: bool = False) -> None:
         )
 
 
-def _config(repo: Path, key: str) -> str | None:
-    done = _git(repo, "config", "--get", key, ok=(0, 1))
-    if done.returncode != 0:
-        return None
-    return _decode(done.stdout).strip() or None
-
-
-def _identity(worktree: Path, role: str) -> tuple[str, str]:
+def _identity(worktree: Path, role: str, config: dict[str, str]) -> tuple[str, str]:
     # git's own order (environment, then configuration), but never its guess from the
     # host name, which differs between machines and is refused under user.useConfigOnly.
-    name = os.environ.get(f"GIT_{role}_NAME") or _config(worktree, "user.name")
-    email = os.environ.get(f"GIT_{role}_EMAIL") or _config(worktree, "user.email")
+    name = os.environ.get(f"GIT_{role}_NAME") or config.get("user.name")
+    email = os.environ.get(f"GIT_{role}_EMAIL") or config.get("user.email")
     return (name, email) if name and email else FALLBACK_IDENTITY
+
+
+def _user_config(worktree: Path) -> dict[str, str]:
+    """user.name and user.email in one git process."""
+    done = _git(worktree, "config", "--get-regexp", r"^user\.(name|email)$", ok=(0, 1))
+    pairs = (line.partition(" ") for line in _decode(done.stdout).splitlines())
+    return {key: value.strip() for key, _, value in pairs if value.strip()}
 
 
 def commit_worktree(
@@ -315,8 +332,9 @@ def commit_worktree(
         raise _error(f"worktree {worktree} has a detached HEAD", "check out its task branch")
     ref = _decode(head.stdout).strip()
     old = _out(worktree, "rev-parse", "--verify", "HEAD")
-    who = author or _identity(worktree, "AUTHOR")
-    committer = _identity(worktree, "COMMITTER")
+    config = _user_config(worktree)
+    who = author or _identity(worktree, "AUTHOR", config)
+    committer = _identity(worktree, "COMMITTER", config)
     env = {
         "GIT_AUTHOR_NAME": who[0],
         "GIT_AUTHOR_EMAIL": who[1],

@@ -8,6 +8,7 @@ instant resumes where it stood and never redoes work it already integrated.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -202,6 +203,8 @@ class Runner:
         self.repo = Path(run.repo)
         self.plan_path = Path(run.plan_path)
         self.started = time.monotonic()
+        self._plan: Plan | None = None
+        self._signature: list[tuple[str, int, int]] = []
 
     # -- the procedure ------------------------------------------------------------------
 
@@ -220,7 +223,7 @@ class Runner:
         self.step("TaskTrack STEP: Recovery")
         resumed = self.recover()
         while True:
-            plan = _load(self.plan_path)
+            plan = self.load_plan()
             book = StatusBook(plan, self.store, self.run.id)
             cap = self.run_cap()
             if cap:
@@ -245,6 +248,19 @@ class Runner:
             book.complete(task.id, status)
             self.step("TaskTrack STEP: Complete")
 
+    def load_plan(self) -> Plan:
+        """The plan as its files say now: a person may sharpen a task between passes.
+
+        Read again only when a file changed (names, sizes and times), so a long plan is not
+        parsed once per task.
+        """
+        signature = sorted(
+            (e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in os.scandir(self.plan_path)
+        )
+        if self._plan is None or signature != self._signature:
+            self._plan, self._signature = _load(self.plan_path), signature
+        return self._plan
+
     def ensure_run_branch(self) -> None:
         """A run killed while it was being created may lack its branch: make it now."""
         if not self.run.run_branch:
@@ -255,7 +271,7 @@ class Runner:
 
     def recover(self) -> str | None:
         """Step 0: settle what a killed run left behind; the BUSY task to resume, if any."""
-        plan = _load(self.plan_path)
+        plan = self.load_plan()
         book = StatusBook(plan, self.store, self.run.id)
         for attempt in self.store.open_attempts(self.run.id):
             self.store.finish_attempt(attempt.id, "interrupted", "the run was interrupted")
