@@ -336,3 +336,21 @@ def test_a_second_run_of_a_live_plan_names_the_holder(tmp_path: Path) -> None:
         ),
     ):
         run_plan(plan, repo, replay)
+
+
+def test_a_branch_the_run_did_not_make_is_left_alone(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    git(repo, "checkout", "-q", "-b", "taskhand/FOO-1-task-foo-1")
+    (repo / "mine.txt").write_text("a person's work\n")
+    git(repo, "add", "mine.txt")
+    git(repo, "commit", "-q", "-m", "mine")
+    mine = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "main")
+    plan = tasktrack_plan(tmp_path, ["FOO-1"])
+    replay = script(tmp_path, {"FOO-1": [attempt(write("a.txt", "a\n"))]})
+    summary, _ = run_plan(plan, repo, replay)
+    assert summary.status == "completed"
+    assert git(repo, "rev-parse", "taskhand/FOO-1-task-foo-1").strip() == mine
+    assert git(repo, "rev-parse", f"taskhand/FOO-1-task-foo-1-{summary.run_id}").strip() == (
+        git(repo, "rev-parse", summary.run_branch).strip()
+    )

@@ -345,16 +345,24 @@ class Runner:
         assert base is not None
         number = len(self.store.attempts(self.run.id, task.id)) + 1
         worktree = self.state.worktree(self.run.id, task.id, number)
-        branch = task_branch(task)
+        branch = self.branch_for(task, base)
         attempt = self.store.start_attempt(self.run.id, task.id, str(worktree), branch, base)
         self.emit("attempt_started", task.id, attempt=attempt.number)
         if git.branch_sha(self.repo, branch) not in (None, base):
-            git.delete_branch(self.repo, branch)
+            git.delete_branch(self.repo, branch)  # ours: an earlier attempt of this run
         git.add_worktree(self.repo, worktree, branch, base)
         try:
             return self.work(plan, book, task, attempt.id, attempt.number, worktree, base, feedback)
         finally:
             git.remove_worktree(self.repo, worktree)
+
+    def branch_for(self, task: Task, base: str) -> str:
+        """The task's branch; one of that name that this run did not make is left alone."""
+        branch = task_branch(task)
+        ours = {a.branch for a in self.store.attempts(self.run.id, task.id)}
+        if branch in ours or git.branch_sha(self.repo, branch) in (None, base):
+            return branch
+        return f"{branch}-{self.run.id}"
 
     def work(
         self,
