@@ -11,6 +11,7 @@ from pathlib import Path
 from taskhand import diffs, scope
 from taskhand.checks import run_check
 from taskhand.model import Task
+from taskhand.secrets import clean_env
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ def run_gates(
     """Every gate, in order, even after one fails: the next attempt wants all the reasons."""
     results = []
     for check in task.checks:
-        done = run_check(check, worktree)
+        done = run_check(check, worktree, clean_env())
         detail = done.reason()
         if not done.ok and done.output.strip():
             detail += "\n" + _tail(done.output)

@@ -12,7 +12,7 @@ import os
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +25,7 @@ from taskhand.paths import StateDir
 from taskhand.problems import PlanError
 from taskhand.records import Event, Run
 from taskhand.schedule import Exit
+from taskhand.secrets import Redactor
 from taskhand.status import StatusBook
 from taskhand.store import Store
 from taskhand.validate import validate
@@ -203,6 +204,9 @@ class Runner:
         self.repo = Path(run.repo)
         self.plan_path = Path(run.plan_path)
         self.started = time.monotonic()
+        # Secret values (environment variables named like keys, tokens, passwords) never reach
+        # a prompt, a transcript or an event.
+        self.redact = Redactor()
         self._plan: Plan | None = None
         self._signature: list[tuple[str, int, int]] = []
 
@@ -335,7 +339,7 @@ class Runner:
                 break
         assert result.status is not None
         self.step("TaskTrack STEP: Conclude")
-        book.conclude(task.id, result.status, result.text)
+        book.conclude(task.id, result.status, self.redact(result.text))
         self.emit("task_concluded", task.id, status=str(result.status), text=result.text)
         self.step(f"TaskTrack FINISHED: Task {task.id}")
         return result.status
@@ -375,13 +379,13 @@ class Runner:
         base: str,
         feedback: list[str],
     ) -> _Result:
-        prompt = prompts.implement(plan, task, book.statuses(), feedback)
+        prompt = self.redact(prompts.implement(plan, task, book.statuses(), feedback))
         outcome = self.unit(task, attempt_id, number, worktree, prompt)
         if outcome.case is Case.QUESTION and outcome.question:
-            self.store.finish_attempt(attempt_id, "question", outcome.question.text)
+            self.store.finish_attempt(attempt_id, "question", self.redact(outcome.question.text))
             return _Result(Status.WAIT, _request(outcome))
         if outcome.case is Case.FAILED:
-            self.store.finish_attempt(attempt_id, "gave_up", outcome.failure)
+            self.store.finish_attempt(attempt_id, "gave_up", self.redact(outcome.failure))
             return _Result(Status.FAIL, outcome.failure or "the agent gave up")
         if outcome.case is not Case.DONE:
             return self.reject(attempt_id, task, outcome.failure or "the agent did not finish")
@@ -390,7 +394,10 @@ class Runner:
             return self.reject(attempt_id, task, "the attempt changed no files")
         self.store.set_candidate(attempt_id, candidate)
         forbidden = self.plan_folder_in_repo()
-        results = run_gates(self.repo, worktree, base, candidate, task, forbidden)
+        results = [
+            replace(g, detail=self.redact(g.detail), output=self.redact(g.output))
+            for g in run_gates(self.repo, worktree, base, candidate, task, forbidden)
+        ]
         for gate in results:
             self.store.record_gate(
                 attempt_id,
@@ -406,7 +413,7 @@ class Runner:
         if failures:
             return self.reject(attempt_id, task, "; ".join(failures))
         resolution = outcome.resolution or f"{task.title}: done"
-        self.store.finish_attempt(attempt_id, "passed", resolution)
+        self.store.finish_attempt(attempt_id, "passed", self.redact(resolution))
         git.move_branch(self.repo, self.run.run_branch, candidate, base)
         self.emit("integrated", task.id, sha=candidate)
         return _Result(Status.DONE, resolution)
@@ -430,7 +437,8 @@ class Runner:
             outcome = Outcome(Case.ERROR, failure=f"the agent crashed: {exc}")
         transcript = self.state.transcript(self.run.id, task.id, unit_id)
         transcript.parent.mkdir(parents=True, exist_ok=True)
-        transcript.write_text("".join(json.dumps(m) + "\n" for m in outcome.transcript))
+        messages = self.redact.value(outcome.transcript)
+        transcript.write_text("".join(json.dumps(m) + "\n" for m in messages))
         self.store.finish_unit(unit_id, str(outcome.case), outcome.usage, str(transcript))
         self.emit(
             "unit_finished",
@@ -444,7 +452,7 @@ class Runner:
         return outcome
 
     def reject(self, attempt_id: int, task: Task, reason: str) -> _Result:
-        self.store.finish_attempt(attempt_id, "failed", reason)
+        self.store.finish_attempt(attempt_id, "failed", self.redact(reason))
         self.emit("attempt_failed", task.id, reason=reason)
         return _Result(None, reason)
 
@@ -511,7 +519,7 @@ class Runner:
         self.emit("step", message=message)
 
     def emit(self, kind: str, task_id: str | None = None, **data: Any) -> None:
-        self.listener(self.store.event(self.run.id, kind, task_id, **data))
+        self.listener(self.store.event(self.run.id, kind, task_id, **self.redact.value(data)))
 
 
 def _request(outcome: Outcome) -> str:

@@ -450,7 +450,7 @@ class _Session:
             why = f"{self.name} exited {code}"
         else:
             why = f"{self.name} closed its output"
-        return f"{why}: {tail}" if tail else f"{why} (no output on stderr)"
+        return f"{why}; stderr: {tail}" if tail else f"{why} (nothing on stderr)"
 
     def refused(self, exc: RequestError) -> str:
         detail = f" ({json.dumps(exc.data)})" if exc.data else ""

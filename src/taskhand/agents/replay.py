@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from taskhand.agents.base import AgentError, Case, Outcome, Question, Unit, Usage
+from taskhand.secrets import clean_env
 
 ACTIONS = ("write", "edit", "delete", "run", "commit", "sleep")
 
@@ -140,6 +141,7 @@ def _perform(
             done = subprocess.run(
                 argv,
                 cwd=worktree,
+                env=clean_env(),
                 capture_output=True,
                 text=True,
                 timeout=max(0.1, deadline - time.monotonic()),
