@@ -447,3 +447,23 @@ def test_a_slow_command_runs_into_the_unit_time_limit(
     assert outcome.failure == "the unit ran out of time"
     assert time.monotonic() - started < 3
     assert "timed out" in str(outcome.transcript[-1]["content"])
+
+
+def test_the_case_maps_each_criterion_to_its_evidence(
+    server: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    server.add(
+        submit(
+            case="done",
+            resolution="Added greet().",
+            criteria=[{"criterion": "greets by name", "evidence": "greet.py:greet"}],
+            workarounds=["no i18n"],
+            uncertainties=["unicode names untested"],
+        )
+    )
+    outcome = make_agent(server).run(make_unit(tmp_path))
+    assert outcome.report.criteria[0].evidence == "greet.py:greet"
+    assert (outcome.report.workarounds, outcome.report.uncertainties) == (
+        ["no i18n"],
+        ["unicode names untested"],
+    )

@@ -53,11 +53,45 @@ class Question:
 
 
 @dataclass
+class Evidence:
+    """One acceptance criterion and the file:symbol the agent says meets it."""
+
+    criterion: str
+    evidence: str
+
+
+@dataclass
+class CaseReport:
+    """The worker's case for its work: how each criterion is met, and what it is unsure of."""
+
+    criteria: list[Evidence] = field(default_factory=list)
+    workarounds: list[str] = field(default_factory=list)
+    uncertainties: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> CaseReport:
+        """Leniently from a submitted case: what is not well formed is left out."""
+        items = data.get("criteria")
+        criteria = [
+            Evidence(str(i.get("criterion", "")), str(i.get("evidence", "")))
+            for i in (items if isinstance(items, list) else [])
+            if isinstance(i, dict)
+        ]
+
+        def texts(key: str) -> list[str]:
+            value = data.get(key)
+            return [str(v) for v in value] if isinstance(value, list) else []
+
+        return cls(criteria, texts("workarounds"), texts("uncertainties"))
+
+
+@dataclass
 class Outcome:
     case: Case
     resolution: str = ""
     failure: str = ""
     question: Question | None = None
+    report: CaseReport = field(default_factory=CaseReport)
     usage: Usage = field(default_factory=Usage)
     transcript: list[dict[str, object]] = field(default_factory=list)
 

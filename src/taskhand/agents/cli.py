@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from taskhand.agents import prices as price_list
-from taskhand.agents.base import AgentError, Case, Outcome, Unit, Usage
+from taskhand.agents.base import AgentError, Case, CaseReport, Outcome, Unit, Usage
 from taskhand.agents.cli_outcome import Found, parse_outcome
 from taskhand.agents.cli_output import Report
 from taskhand.agents.cli_presets import COMMAND_ENV, NAMES, PRESETS, Context, split_template
@@ -153,6 +153,7 @@ class CliAgent:
             resolution=self.redact(found.resolution if found else ""),
             failure=self.redact(failure or (found.failure if found else "")),
             question=found.question if found else None,
+            report=found.report if found else CaseReport(),
             usage=usage,
             transcript=self.redact.value(transcript),
         )

@@ -7,10 +7,10 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from taskhand.agents.base import Case, Question
+from taskhand.agents.base import Case, CaseReport, Question
 
 
 @dataclass
@@ -19,6 +19,7 @@ class Found:
     resolution: str = ""
     failure: str = ""
     question: Question | None = None
+    report: CaseReport = field(default_factory=CaseReport)
 
 
 TAIL_SEARCHED = 20_000  # characters from the end searched for a bare {...} outcome
@@ -40,7 +41,8 @@ def parse_outcome(text: str) -> Found | str:
     block = candidates[-1]
     case = str(block.get("case", "")).strip().lower()
     if case == "done":
-        return Found(Case.DONE, resolution=_text(block.get("resolution")))
+        report = CaseReport.from_json(block)
+        return Found(Case.DONE, resolution=_text(block.get("resolution")), report=report)
     if case == "failed":
         return Found(Case.FAILED, failure=_text(block.get("failure")) or "the agent gave up")
     if case == "question":

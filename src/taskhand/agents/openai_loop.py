@@ -22,7 +22,7 @@ from openai.types.chat import (
 
 from taskhand.agents import prices as price_list
 from taskhand.agents import tool_schemas, tools
-from taskhand.agents.base import AgentError, Case, Outcome, Question, Role, Unit, Usage
+from taskhand.agents.base import AgentError, Case, CaseReport, Outcome, Question, Role, Unit, Usage
 from taskhand.secrets import Redactor, clean_env
 
 SYSTEM = (
@@ -245,6 +245,7 @@ class _Session:
             resolution=str(arguments.get("resolution") or ""),
             failure=str(arguments.get("failure") or ""),
             question=question,
+            report=CaseReport.from_json(arguments),
         )
 
     def count(self, completion: ChatCompletion) -> None:
