@@ -2,26 +2,40 @@
 
 from __future__ import annotations
 
+import os
+import shlex
 from pathlib import Path
 
 from taskhand.agents.base import Agent, AgentError
+from taskhand.agents.cli_presets import NAMES as CLI_NAMES
 from taskhand.agents.replay import ReplayAgent
 
 __all__ = ["NAMES", "Agent", "AgentError", "create"]
 
-from taskhand.agents.cli_presets import NAMES as CLI_NAMES
-
-NAMES = (*CLI_NAMES, "openai", "replay")
+NAMES = (*CLI_NAMES, "acp", "openai", "replay")
+ACP_COMMAND = "TASKHAND_ACP_COMMAND"  # the ACP agent to start, e.g. "gemini --acp"
+ACP_KEYS = "TASKHAND_ACP_KEYS"  # names of environment variables the ACP agent may see
 
 
 def create(name: str, script: Path | None = None, model: str | None = None) -> Agent:
-    """The backend called `name`, ready to run units."""
+    """The backend called `name`, ready to run units; the heavier ones load only when used."""
     if name in CLI_NAMES:
         from taskhand.agents.cli import CliAgent
 
         return CliAgent(name, model=model)
+    if name == "acp":
+        from taskhand.agents.acp import AcpAgent
+
+        command = shlex.split(os.environ.get(ACP_COMMAND, ""))
+        if not command:
+            raise AgentError(
+                f"the acp agent needs a command (fix: export {ACP_COMMAND}="
+                "'gemini --acp' or another ACP agent)"
+            )
+        keys = os.environ.get(ACP_KEYS, "").replace(",", " ").split()
+        return AcpAgent(command, model=model, keys=keys)
     if name == "openai":
-        from taskhand.agents.openai_loop import OpenAIAgent  # the SDK loads only when used
+        from taskhand.agents.openai_loop import OpenAIAgent
 
         if not model:
             raise AgentError("the openai agent needs a model (fix: --model NAME)")

@@ -12,6 +12,7 @@ import os
 import shutil
 import signal
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path, PurePosixPath
 from typing import Any, cast
 
@@ -46,7 +47,8 @@ from pydantic import ValidationError
 
 from taskhand import __version__
 from taskhand.agents import prices as price_list
-from taskhand.agents.base import AgentError, Case, Outcome, Question, Role, Unit, Usage
+from taskhand.agents.base import AgentError, Case, CaseReport, Outcome, Question, Role, Unit, Usage
+from taskhand.agents.cli import NUDGE
 from taskhand.agents.cli_outcome import Found, parse_outcome
 from taskhand.agents.tool_paths import (
     ToolError,
@@ -59,11 +61,6 @@ from taskhand.agents.tool_paths import (
 )
 from taskhand.secrets import Redactor, clean_env
 
-NUDGE = (
-    "Your last message did not end with the outcome block. Reply with only that block, as "
-    'fenced JSON: {"case": "done", "resolution": "..."}, or {"case": "question", "question": '
-    '"...", "options": ["...", "..."]}, or {"case": "failed", "failure": "..."}.'
-)
 # Kinds of tool an evaluator may run; edit, delete, move, switch_mode and unknown kinds it may not.
 EVALUATOR_KINDS = frozenset({"read", "search", "execute", "think", "fetch"})
 LINE_LIMIT = 50 * 1024 * 1024  # one JSON-RPC message; longer lines end the unit
@@ -73,6 +70,7 @@ STDERR_TAIL = 2000  # characters of stderr quoted in a failure
 CANCEL_GRACE = 1.0  # seconds the agent gets to end its turn after session/cancel
 EXIT_GRACE = 2.0  # seconds to exit once stdin closes, and again after SIGTERM
 INVALID_PARAMS = -32602  # the JSON-RPC code our file refusals carry; the message says why
+AUTH = -32000  # ACP's "authentication required"
 
 
 class AcpAgent:
@@ -160,7 +158,7 @@ class _Session:
             return self.end(Case.ERROR, failure=f"timed out after {self.unit.timeout_seconds:g} s")
         try:
             found = work.result()
-        except (ConnectionError, BrokenPipeError, ConnectionResetError):
+        except ConnectionError:  # the agent exited, closed stdout or wrote garbage
             return self.end(Case.ERROR, failure=self.broken(proc.returncode))
         except RequestError as exc:
             return self.end(Case.ERROR, failure=self.refused(exc))
@@ -181,14 +179,10 @@ class _Session:
             client_capabilities=ClientCapabilities(fs=files, terminal=False),
             client_info=Implementation(name="taskhand", version=__version__),
         )
-        info = hello.agent_info
-        self.note(
-            agent=f"{info.name} {info.version}" if info else "", protocol=hello.protocol_version
-        )
-        if hello.protocol_version != PROTOCOL_VERSION:
-            return (
-                f"{self.name} speaks ACP version {hello.protocol_version}, not {PROTOCOL_VERSION}"
-            )
+        info, version = hello.agent_info, hello.protocol_version
+        self.note(agent=f"{info.name} {info.version}" if info else "", protocol=version)
+        if version != PROTOCOL_VERSION:
+            return f"{self.name} speaks ACP version {version}, not {PROTOCOL_VERSION}"
         session = await conn.new_session(cwd=str(self.root), mcp_servers=[])
         self.session_id = session.session_id
         unusable = await self.choose_model(conn, session)
@@ -212,11 +206,10 @@ class _Session:
         self.said = []
         answer = await conn.prompt(session_id=self.session_id, prompt=[text_block(text)])
         self.flush()
-        if answer.usage:
-            used = answer.usage
-            self.tokens += Usage(
-                used.input_tokens, used.output_tokens, used.cached_read_tokens or 0
-            )
+        used = answer.usage
+        if used:
+            cached = used.cached_read_tokens or 0
+            self.tokens += Usage(used.input_tokens, used.output_tokens, cached)
         return str(answer.stop_reason)
 
     async def choose_model(self, conn: ClientSideConnection, session: NewSessionResponse) -> str:
@@ -330,11 +323,11 @@ class _Session:
         )
         if not reason and self.unit.role is Role.EVALUATOR and kind not in EVALUATOR_KINDS:
             reason = f"the evaluator may not run {kind or 'unclassified'} tools"
-        wanted = ("reject_once", "reject_always") if reason else ("allow_once",)
-        chosen = next((o for k in wanted for o in options if o.kind == k), None)
-        if chosen is None and not reason:  # never allow_always: it would skip later checks
-            reason = "no allow_once option offered"
-            chosen = next((o for k in ("reject_once", "reject_always") for o in options), None)
+        # Never allow_always: the agent would skip asking, and us checking, the next time.
+        chosen = None if reason else _option(options, "allow_once")
+        if chosen is None:
+            reason = reason or "no allow_once option offered"
+            chosen = _option(options, "reject_once", "reject_always")
         title = tool_call.title or known.get("title", "")
         answer = chosen.kind if chosen else "cancelled"
         entry = {"role": "permission", "title": title, "kind": kind, "paths": paths}
@@ -443,21 +436,22 @@ class _Session:
         self.run_role, self.run_text = "", []
 
     def broken(self, code: int | None) -> str:
-        tail = self.stderr.decode("utf-8", "replace").strip()[-STDERR_TAIL:]
         if self.garbage:
             why = f"{self.name} wrote a line that is not ACP (JSON-RPC) to stdout: {self.garbage!r}"
         elif code is not None:
             why = f"{self.name} exited {code}"
         else:
             why = f"{self.name} closed its output"
-        return f"{why}; stderr: {tail}" if tail else f"{why} (nothing on stderr)"
+        return why + (self.tail() or " (nothing on stderr)")
 
     def refused(self, exc: RequestError) -> str:
         detail = f" ({json.dumps(exc.data)})" if exc.data else ""
-        fix = (
-            " (fix: log the agent in, or pass its API key with keys=)" if exc.code == -32000 else ""
-        )
-        return f"{self.name} answered with error {exc.code}: {exc}{detail}{fix}"
+        fix = " (fix: log the agent in, or pass its API key in keys)" if exc.code == AUTH else ""
+        return f"{self.name} answered with error {exc.code}: {exc}{detail}{fix}{self.tail()}"
+
+    def tail(self) -> str:
+        text = self.stderr.decode("utf-8", "replace").strip()[-STDERR_TAIL:]
+        return f"; stderr: {text}" if text else ""
 
     def end(self, case: Case, *, failure: str = "", found: Found | None = None) -> Outcome:
         self.flush()
@@ -472,11 +466,13 @@ class _Session:
                 usage.cost, usage.estimated = dollars, True
         redact = self.agent.redact
         asked = found.question if found else None
+        report = redact.value(asdict(found.report)) if found else {}
         return Outcome(
             case,
             resolution=redact(found.resolution if found else ""),
             failure=redact(failure or (found.failure if found else "")),
             question=Question(redact(asked.text), redact.value(asked.options)) if asked else None,
+            report=CaseReport.from_json(report),
             usage=usage,
             transcript=redact.value(self.transcript),
         )
@@ -527,6 +523,10 @@ def _store(real: Path, raw: str, data: bytes) -> None:
             view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
+
+
+def _option(options: list[PermissionOption], *kinds: str) -> PermissionOption | None:
+    return next((option for kind in kinds for option in options if option.kind == kind), None)
 
 
 def _signal_group(pgid: int, signum: signal.Signals) -> None:
