@@ -10,7 +10,7 @@ default 20,000 files in nested folders, one commit, packed like a clone):
   generated commit and the run starts with a clean checkout. Each task has one cheap
   acceptance command (``--check``, default ``true``), so the command gate runs;
   ``--check none`` leaves it out;
-* runs the plan in-process with ``taskhand.runner.start(plan, RunConfig(agent="replay",
+* runs the plan in-process with ``taskhand.launch.start(plan, RunConfig(agent="replay",
   script=...), listener, repo)``, with ``TASKHAND_HOME`` in a temporary folder. The
   listener records ``time.perf_counter()`` for each event, which splits each task's wall
   time into phases (see PHASES below). The replay agent's ``run()`` is wrapped to time the
@@ -72,7 +72,7 @@ except ImportError:  # run without the package installed: use the source tree
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from taskhand import git as taskhand_git
-from taskhand import runner
+from taskhand import launch, runconfig
 from taskhand.agents.base import Outcome, Unit
 from taskhand.agents.replay import ReplayAgent
 from taskhand.paths import StateDir
@@ -457,13 +457,13 @@ def run_plan(
     recorder = Recorder()
     agent_seconds: dict[str, float] = {}
     calls: list[GitCall] = []
-    config = runner.RunConfig(agent="replay", script=str(script))
+    config = runconfig.RunConfig(agent="replay", script=str(script))
     with taskhand_home(home), instrumented(agent_seconds, calls):
         began = time.perf_counter()
         if profiler is not None:
             profiler.enable()
         try:
-            summary = runner.start(plan, config, recorder, repo, new=True)
+            summary = launch.start(plan, config, recorder, repo, new=True)
         finally:
             if profiler is not None:
                 profiler.disable()

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from taskhand import runner
+from taskhand import launch, runconfig
 from taskhand.records import Event
 
 
@@ -111,10 +111,10 @@ def main() -> int:
     killer = Killer(args.kill, args.heard)
     try:
         if args.mode == "start":
-            config = runner.RunConfig(agent="replay", script=str(args.script))
-            summary = runner.start(args.plan, config, killer, args.repo)
+            config = runconfig.RunConfig(agent="replay", script=str(args.script))
+            summary = launch.start(args.plan, config, killer, args.repo)
         else:
-            summary = runner.resume(None, killer, args.repo)
+            summary = launch.resume(None, killer, args.repo)
     finally:
         killer.close()
     print(json.dumps({"run_id": summary.run_id, "status": summary.status, "events": killer.count}))

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from taskhand import runner
+from taskhand import launch, runconfig
 from taskhand.records import Event
 
 GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"]
@@ -64,7 +64,9 @@ class Recorder:
         return [e for e in self.events if e.kind == kind]
 
 
-def run_plan(plan: Path, repo: Path, replay: Path, **caps: Any) -> tuple[runner.Summary, Recorder]:
+def run_plan(
+    plan: Path, repo: Path, replay: Path, **caps: Any
+) -> tuple[runconfig.Summary, Recorder]:
     recorder = Recorder()
-    config = runner.RunConfig(agent="replay", script=str(replay), caps=runner.Caps(**caps))
-    return runner.start(plan, config, recorder, repo), recorder
+    config = runconfig.RunConfig(agent="replay", script=str(replay), caps=runconfig.Caps(**caps))
+    return launch.start(plan, config, recorder, repo), recorder

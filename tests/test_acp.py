@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from taskhand.agents.acp import NUDGE, AcpAgent
+from taskhand.agents.acp import AcpAgent
 from taskhand.agents.base import AgentError, Case, Evidence, Outcome, Question, Role, Unit
+from taskhand.agents.cli import NUDGE
 from taskhand.agents.prices import Price
 from tests import scripted_anthropic as anthropic
 from tests.runs import make_repo

@@ -28,7 +28,7 @@ from typing import Any
 
 import pytest
 
-from taskhand import demo, git, runner
+from taskhand import demo, git, launch, runconfig
 from taskhand.model import Status
 from taskhand.paths import StateDir
 from taskhand.records import Event, Run
@@ -168,8 +168,8 @@ def tree_files(repo: Path, ref: str) -> dict[str, str]:
 def reference(repo: Path, plan: Path, script: Path) -> list[Event]:
     """The events of an uninterrupted run, in process, as the listener hears them."""
     heard: list[Event] = []
-    config = runner.RunConfig(agent="replay", script=str(script))
-    summary = runner.start(plan, config, heard.append, repo)
+    config = runconfig.RunConfig(agent="replay", script=str(script))
+    summary = launch.start(plan, config, heard.append, repo)
     assert summary.status == "completed", summary
     return heard
 

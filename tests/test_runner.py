@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from taskhand import runner
+from taskhand import launch, runconfig
 from taskhand.paths import StateDir
 from taskhand.store import Store
 from tests.plans import md_plan, md_task, tt_plan
@@ -295,27 +295,27 @@ def test_bad_input_creates_nothing(tmp_path: Path, isolated_home: Path) -> None:
     plain.mkdir()
     plan = tasktrack_plan(tmp_path, ["FOO-1"])
     replay = script(tmp_path, {"FOO-1": [attempt(write("a.txt", "a\n"))]})
-    config = runner.RunConfig(agent="replay", script=str(replay))
+    config = runconfig.RunConfig(agent="replay", script=str(replay))
     with pytest.raises(Exception, match=r"not a git repository: .*\(fix: "):
-        runner.start(plan, config, print, plain)
+        launch.start(plan, config, print, plain)
     empty = tmp_path / "empty"
     empty.mkdir()
     git(empty, "init", "-q")
-    with pytest.raises(runner.RunError, match=r"has no commits yet \(fix: make a first commit\)"):
-        runner.start(plan, config, print, empty)
+    with pytest.raises(launch.RunError, match=r"has no commits yet \(fix: make a first commit\)"):
+        launch.start(plan, config, print, empty)
     repo = make_repo(tmp_path / "repo")
-    bad_base = runner.RunConfig(agent="replay", script=str(replay), base_ref="nope")
+    bad_base = runconfig.RunConfig(agent="replay", script=str(replay), base_ref="nope")
     with pytest.raises(Exception, match=r"no commit named 'nope' .*\(fix: "):
-        runner.start(plan, bad_base, print, repo)
+        launch.start(plan, bad_base, print, repo)
     with pytest.raises(
         Exception, match=r"unknown agent 'gpt' \(fix: use one of claude, .*, openai, replay\)"
     ):
-        runner.start(plan, runner.RunConfig(agent="gpt"), print, repo)
+        launch.start(plan, runconfig.RunConfig(agent="gpt"), print, repo)
     with pytest.raises(Exception, match=r"needs a script"):
-        runner.start(plan, runner.RunConfig(agent="replay"), print, repo)
+        launch.start(plan, runconfig.RunConfig(agent="replay"), print, repo)
     (plan / "FOO-1.md").write_text("# FOO-1: Task FOO-1\n")
     with pytest.raises(Exception, match=r"FOO-1\.md"):
-        runner.start(plan, config, print, repo)
+        launch.start(plan, config, print, repo)
     assert git(repo, "branch", "--format=%(refname:short)").split() == ["main"]
     assert not isolated_home.joinpath("repos").exists() or not any(
         isolated_home.joinpath("repos").rglob("state.db")

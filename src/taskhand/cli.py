@@ -15,10 +15,10 @@ from taskhand.agents import AgentError
 from taskhand.formats import markdown, templates
 from taskhand.formats.templates import InitError
 from taskhand.git import GitError
+from taskhand.launch import RunError
 from taskhand.lock import LockedError
 from taskhand.model import Dialect, Plan
 from taskhand.problems import PlanError, display_path
-from taskhand.runner import RunError
 from taskhand.schedule import Statuses
 
 EXIT_NONE_ELIGIBLE = 3

@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from taskhand import clean, demo, git, runner, watch
+from taskhand import clean, demo, git, launch, runconfig, watch
 from taskhand.paths import StateDir
 from taskhand.records import Run
 from taskhand.store import Store
@@ -31,7 +31,7 @@ def _listener(as_json: bool) -> watch.JsonLines | watch.Progress:
     return watch.JsonLines() if as_json else watch.Progress()
 
 
-def _report(summary: runner.Summary, as_json: bool) -> None:
+def _report(summary: runconfig.Summary, as_json: bool) -> None:
     if as_json:
         return
     click.echo(f"\nrun {summary.run_id}: {summary.status} ({summary.message})")
@@ -40,7 +40,7 @@ def _report(summary: runner.Summary, as_json: bool) -> None:
     click.echo(f"costs: taskhand stats {summary.run_id}")
 
 
-def _finish(summary: runner.Summary) -> None:
+def _finish(summary: runconfig.Summary) -> None:
     sys.exit(EXIT_CODES.get(summary.status, EXIT_UNFINISHED))
 
 
@@ -89,15 +89,15 @@ def run(
 
     An unfinished earlier run of the same plan is continued (use --new for a fresh one).
     """
-    caps = runner.Caps(
+    caps = runconfig.Caps(
         max_attempts, unit_timeout, run_timeout, task_tokens, run_tokens, task_dollars, run_dollars
     )
-    config = runner.RunConfig(
+    config = runconfig.RunConfig(
         agent, model, str(script.resolve()) if script else None, base_ref, caps
     )
     listener = _listener(as_json)
     try:
-        summary = runner.start(plan, config, listener, repo, new)
+        summary = launch.start(plan, config, listener, repo, new)
     finally:
         listener.close()
     _report(summary, as_json)
@@ -112,7 +112,7 @@ def resume(run_id: str | None, repo: Path | None, as_json: bool) -> None:
     """Resume RUN (default: the latest run of this repository) where it stopped."""
     listener = _listener(as_json)
     try:
-        summary = runner.resume(run_id, listener, repo)
+        summary = launch.resume(run_id, listener, repo)
     finally:
         listener.close()
     _report(summary, as_json)

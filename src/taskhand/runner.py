@@ -12,11 +12,11 @@ import os
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from taskhand import agents, git, lock, prompts, schedule
+from taskhand import git, prompts, schedule
 from taskhand.agents.base import Agent, Case, Outcome, Role, Unit
 from taskhand.formats.templates import slug
 from taskhand.gates import run_gates
@@ -24,6 +24,7 @@ from taskhand.model import Plan, Status, Task
 from taskhand.paths import StateDir
 from taskhand.problems import PlanError
 from taskhand.records import Event, Run
+from taskhand.runconfig import RunConfig, Summary
 from taskhand.schedule import Exit
 from taskhand.secrets import Redactor
 from taskhand.status import StatusBook
@@ -40,48 +41,6 @@ RUN_STATUS = {
 }
 
 
-class RunError(Exception):
-    """A run that cannot start or go on; the message is one line with the fix."""
-
-
-@dataclass
-class Caps:
-    max_attempts: int = 3
-    unit_seconds: float = 1800.0
-    run_seconds: float | None = None
-    task_tokens: int | None = None
-    run_tokens: int | None = None
-    task_dollars: float | None = None
-    run_dollars: float | None = None
-
-
-@dataclass
-class RunConfig:
-    agent: str = "replay"
-    model: str | None = None
-    script: str | None = None
-    base_ref: str = "HEAD"
-    caps: Caps = field(default_factory=Caps)
-
-    def as_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RunConfig:
-        caps = Caps(**data.get("caps", {}))
-        return cls(**{k: v for k, v in data.items() if k != "caps"}, caps=caps)
-
-
-@dataclass(frozen=True)
-class Summary:
-    run_id: str
-    status: str
-    message: str
-    run_branch: str
-    repo: Path
-    state: Path
-
-
 @dataclass(frozen=True)
 class _Result:
     """How one attempt ended: the status it concludes the task with, or None to retry."""
@@ -94,93 +53,12 @@ def task_branch(task: Task) -> str:
     return f"taskhand/{task.id}-{slug(task.title)}"
 
 
-def _load(plan_path: Path) -> Plan:
+def load(plan_path: Path) -> Plan:
+    """The plan at `plan_path`, or a PlanError that lists every problem found."""
     report = validate(plan_path)
     if report.plan is None or report.errors:
         raise PlanError(report.errors)
     return report.plan
-
-
-def _repo_for(plan_path: Path, repo: Path | None) -> Path:
-    try:
-        return git.find_repo(repo or plan_path)
-    except git.GitError:
-        if repo is not None:
-            raise
-        return git.find_repo(Path.cwd())
-
-
-def _agents(plan: Plan, config: RunConfig) -> dict[str, Agent]:
-    """The run's agent and every agent a task routes to, made (and checked) before any work."""
-    script = Path(config.script) if config.script else None
-    made = {config.agent: agents.create(config.agent, script, config.model)}
-    for task in plan.tasks:
-        if task.agent and task.agent not in made:
-            made[task.agent] = agents.create(task.agent, script, task.model or config.model)
-    return made
-
-
-def start(
-    plan_path: Path,
-    config: RunConfig,
-    listener: Listener,
-    repo: Path | None = None,
-    new: bool = False,
-) -> Summary:
-    """Run the plan at `plan_path`, continuing its last unfinished run unless `new`."""
-    plan = _load(plan_path)
-    root = _repo_for(plan.root, repo)
-    if not git.has_commits(root):
-        raise RunError(f"the repository {root} has no commits yet (fix: make a first commit)")
-    base = git.resolve(root, config.base_ref)
-    agent = _agents(plan, config)
-    state = StateDir.for_repo(root)
-    with lock.hold(state.lock(plan.root), plan.root, "a run"), Store.open(state.database) as store:
-        previous = store.latest_run(str(plan.root.resolve()))
-        if previous is not None and previous.status != "completed" and not new:
-            run = previous
-            store.set_run_status(run.id, "running")
-            listener(store.event(run.id, "run_resumed", plan=str(plan.root)))
-        else:
-            run = store.create_run(
-                str(plan.root.resolve()), str(plan.dialect), str(root), base, "", config.as_json()
-            )
-            # Named after the run id, so two runs never share a branch; durable before created.
-            store.set_run_branch(run.id, f"taskhand/run-{run.id}")
-            run = store.get_run(run.id) or run
-            git.create_branch(root, run.run_branch, base)
-            started = store.event(
-                run.id,
-                "run_started",
-                plan=str(plan.root),
-                base=base,
-                branch=run.run_branch,
-                agent=config.agent,
-            )
-            listener(started)
-        return Runner(store, state, run, agent, config, listener).execute()
-
-
-def resume(run_id: str | None, listener: Listener, repo: Path | None = None) -> Summary:
-    """Resume run `run_id` (the latest run of this repository when None)."""
-    root = git.find_repo(repo or Path.cwd())
-    state = StateDir.for_repo(root)
-    if not state.database.exists():
-        raise RunError(f"no runs for {root} (fix: start one with taskhand run PLAN)")
-    with Store.open(state.database) as store:
-        run = store.get_run(run_id) if run_id else store.latest_run()
-        if run is None:
-            raise RunError(f"no run {run_id} in {root} (fix: list them with taskhand runs)")
-    config = RunConfig.from_json(run.config)
-    agent = _agents(_load(Path(run.plan_path)), config)
-    plan_root = Path(run.plan_path)
-    with (
-        lock.hold(state.lock(plan_root), plan_root, f"run {run.id}"),
-        Store.open(state.database) as store,
-    ):
-        store.set_run_status(run.id, "running")
-        listener(store.event(run.id, "run_resumed", plan=run.plan_path))
-        return Runner(store, state, run, agent, config, listener).execute()
 
 
 class Runner:
@@ -262,7 +140,7 @@ class Runner:
             (e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in os.scandir(self.plan_path)
         )
         if self._plan is None or signature != self._signature:
-            self._plan, self._signature = _load(self.plan_path), signature
+            self._plan, self._signature = load(self.plan_path), signature
         return self._plan
 
     def ensure_run_branch(self) -> None:

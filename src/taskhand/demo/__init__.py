@@ -12,7 +12,7 @@ import tempfile
 from importlib.resources import as_file, files
 from pathlib import Path
 
-from taskhand import runner, watch
+from taskhand import launch, runconfig, watch
 
 GIT_ENV_ARGS = ["-c", "user.name=taskhand demo", "-c", "user.email=demo@taskhand.invalid"]
 
@@ -39,10 +39,10 @@ def main(folder: Path | None = None) -> int:
     root.mkdir(parents=True, exist_ok=True)
     repo, plan, script = build(root)
     print(f"demo repository: {repo}\nplan: {plan}\n")
-    config = runner.RunConfig(agent="replay", script=str(script))
+    config = runconfig.RunConfig(agent="replay", script=str(script))
     progress = watch.Progress()
     try:
-        summary = runner.start(plan, config, progress, repo)
+        summary = launch.start(plan, config, progress, repo)
     finally:
         progress.close()
     log = subprocess.run(

@@ -1,0 +1,84 @@
+"""Which agent and model run a plan, in layers: defaults, the plan's file, environment, flags.
+
+A plan may carry `taskhand.toml` beside its overview; `TASKHAND_AGENT` and `TASKHAND_MODEL`
+override it, command-line flags override both, and a task's frontmatter overrides them all.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+FILE = "taskhand.toml"
+DEFAULT_AGENT = "replay"
+
+
+class SettingsError(ValueError):
+    """A settings file that cannot be used; the message names it and the fix."""
+
+
+@dataclass(frozen=True)
+class Route:
+    agent: str
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class Routing:
+    """The run's route, and the routes of roles that differ from it (e.g. the evaluator)."""
+
+    run: Route
+    roles: dict[str, Route] = field(default_factory=dict)
+
+    def for_role(self, role: str) -> Route:
+        return self.roles.get(role, self.run)
+
+
+def routing(
+    plan_root: Path,
+    agent: str | None = None,
+    model: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Routing:
+    """The routing for a run of the plan at `plan_root`, flags (`agent`, `model`) winning."""
+    environ = os.environ if env is None else env
+    run, role_specs = _read(plan_root / FILE)
+    chosen_agent = agent or environ.get("TASKHAND_AGENT") or run.get("agent") or DEFAULT_AGENT
+    # The file's model belongs to the file's agent: another agent chosen above it drops it.
+    file_model = run.get("model") if chosen_agent == run.get("agent", chosen_agent) else None
+    chosen_model = model or environ.get("TASKHAND_MODEL") or file_model
+    roles = {
+        name: Route(spec.get("agent") or chosen_agent, spec.get("model"))
+        for name, spec in role_specs.items()
+    }
+    return Routing(Route(chosen_agent, chosen_model), roles)
+
+
+def _read(path: Path) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """The [run] table and the [roles.*] tables, checked."""
+    if not path.is_file():
+        return {}, {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(f"{path}: {exc} (fix: correct the TOML)") from None
+    allowed = {"run": ("agent", "model"), "roles": ()}
+    for section, value in data.items():
+        if section not in allowed or not isinstance(value, dict):
+            raise SettingsError(
+                f"{path}: unknown section [{section}] (fix: use [run] and [roles.<role>])"
+            )
+    for key, value in data.get("run", {}).items():
+        if key not in allowed["run"] or not isinstance(value, str):
+            raise SettingsError(f"{path}: [run] {key} (fix: [run] takes agent and model strings)")
+    for role, spec in data.get("roles", {}).items():
+        if not isinstance(spec, dict) or any(
+            k not in ("agent", "model") or not isinstance(v, str) for k, v in spec.items()
+        ):
+            raise SettingsError(
+                f"{path}: [roles.{role}] (fix: a role takes agent and model strings)"
+            )
+    return data.get("run", {}), data.get("roles", {})

@@ -1,0 +1,50 @@
+"""Routing in layers: the plan's taskhand.toml, then TASKHAND_* variables, then flags."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from taskhand.settings import Route, SettingsError, routing
+
+
+def plan_with(tmp_path: Path, text: str | None) -> Path:
+    if text is not None:
+        (tmp_path / "taskhand.toml").write_text(text)
+    return tmp_path
+
+
+def test_defaults_without_a_file(tmp_path: Path) -> None:
+    assert routing(plan_with(tmp_path, None), env={}).run == Route("replay", None)
+
+
+def test_the_file_then_the_environment_then_flags(tmp_path: Path) -> None:
+    plan = plan_with(
+        tmp_path,
+        '[run]\nagent = "openai"\nmodel = "qwen"\n'
+        '[roles.evaluator]\nagent = "claude"\nmodel = "opus"\n',
+    )
+    assert routing(plan, env={}).run == Route("openai", "qwen")
+    assert routing(plan, env={"TASKHAND_MODEL": "llama"}).run == Route("openai", "llama")
+    assert routing(plan, "codex", env={}).run == Route("codex", None)
+    assert routing(plan, "codex", "gpt-5", env={}).run == Route("codex", "gpt-5")
+    assert routing(plan, env={"TASKHAND_AGENT": "gemini"}).run == Route("gemini", None)
+    roles = routing(plan, env={})
+    assert roles.for_role("evaluator") == Route("claude", "opus")
+    assert roles.for_role("implementer") == Route("openai", "qwen")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[run\n", "correct the TOML"),
+        ("[jobs]\nn = 2\n", "unknown section [jobs]"),
+        ("[run]\nagents = 'x'\n", "[run] agents"),
+        ("[roles.evaluator]\nagent = 3\n", "[roles.evaluator]"),
+    ],
+)
+def test_a_bad_file_says_where_and_how_to_fix(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(SettingsError, match=r"taskhand\.toml: .*\(fix: ") as caught:
+        routing(plan_with(tmp_path, text), env={})
+    assert message in str(caught.value)
