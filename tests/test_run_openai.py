@@ -88,3 +88,26 @@ def test_an_unknown_agent_in_a_task_stops_the_run_before_it_starts(
     assert result.exit_code == 1
     assert "unknown agent 'robot'" in result.stderr
     assert git(repo, "branch", "--format=%(refname:short)").split() == ["main"]
+
+
+def test_the_plan_file_routes_the_run(
+    tmp_path: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    files = {str(k): str(v) for k, v in md_plan(("T-001", {})).items()}
+    files["taskhand.toml"] = '[run]\nagent = "openai"\nmodel = "gpt-4o-mini"\n'
+    repo = make_repo(tmp_path / "repo", {f"plan/{k}": v for k, v in files.items()})
+    with ScriptedOpenAI(
+        call("write", {"path": "a.txt", "content": "a\n"}, 100),
+        call("submit_case", {"case": "done", "resolution": "Wrote a.txt."}, 100),
+    ) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test-key")
+        result = run_cli("run", repo / "plan")
+        assert server.bodies[0]["model"] == "gpt-4o-mini"
+    assert result.exit_code == 0, result.output
+    (repo / "plan" / "taskhand.toml").write_text("[run\n")
+    broken = run_cli("run", repo / "plan", "--new")
+    assert broken.exit_code == 1
+    assert (
+        broken.stderr.startswith("taskhand: error: ") and "(fix: correct the TOML)" in broken.stderr
+    )

@@ -20,10 +20,11 @@ from taskhand.lock import LockedError
 from taskhand.model import Dialect, Plan
 from taskhand.problems import PlanError, display_path
 from taskhand.schedule import Statuses
+from taskhand.settings import SettingsError
 
 EXIT_NONE_ELIGIBLE = 3
 # Errors whose message is already one line naming what is wrong and the fix.
-EXPECTED = (GitError, AgentError, LockedError, RunError, InitError)
+EXPECTED = (GitError, AgentError, LockedError, RunError, InitError, SettingsError)
 
 
 class Failure(click.ClickException):

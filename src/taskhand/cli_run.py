@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from taskhand import clean, demo, git, launch, runconfig, watch
+from taskhand import clean, demo, formats, git, launch, runconfig, settings, watch
 from taskhand.paths import StateDir
 from taskhand.records import Run
 from taskhand.store import Store
@@ -46,7 +46,10 @@ def _finish(summary: runconfig.Summary) -> None:
 
 @click.command()
 @click.argument("plan", type=click.Path(path_type=Path))
-@click.option("--agent", default="replay", show_default=True, help="The agent backend.")
+@click.option(
+    "--agent",
+    help="The agent backend (default: the plan's taskhand.toml, $TASKHAND_AGENT, else replay).",
+)
 @click.option("--model", help="The model the agent uses.")
 @click.option("--script", type=click.Path(path_type=Path), help="The replay agent's script.")
 @click.option(
@@ -92,8 +95,9 @@ def run(
     caps = runconfig.Caps(
         max_attempts, unit_timeout, run_timeout, task_tokens, run_tokens, task_dollars, run_dollars
     )
+    route = settings.routing(formats.plan_folder(plan), agent, model).run
     config = runconfig.RunConfig(
-        agent, model, str(script.resolve()) if script else None, base_ref, caps
+        route.agent, route.model, str(script.resolve()) if script else None, base_ref, caps
     )
     listener = _listener(as_json)
     try:
