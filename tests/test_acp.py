@@ -306,3 +306,21 @@ def test_the_acp_agent_is_chosen_by_name_with_its_command_from_the_environment(
         agents.create("acp")
     monkeypatch.setenv(agents.ACP_COMMAND, f"{sys.executable} {AGENT} ok")
     assert agents.create("acp").name == "acp"
+
+
+def test_a_plan_run_by_a_real_acp_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from taskhand.cli import cli
+    from tests.plans import md_plan, md_task
+    from tests.runs import git, make_repo
+
+    files = {str(k): str(v) for k, v in md_plan().items()}
+    body = "## Description\nWrite hello.txt.\n\n## Acceptance criteria\n- `$ test -s hello.txt`\n"
+    files["T-001-hello.md"] = md_task("T-001", "Say hello", body=body)
+    repo = make_repo(tmp_path / "repo", {f"plan/{k}": v for k, v in files.items()})
+    monkeypatch.setenv("TASKHAND_ACP_COMMAND", f"{sys.executable} {AGENT} ok")
+    result = CliRunner().invoke(cli, ["run", str(repo / "plan"), "--agent", "acp"])
+    assert result.exit_code == 0, result.output
+    branch = git(repo, "branch", "--list", "taskhand/run-*", "--format=%(refname:short)").strip()
+    assert git(repo, "show", f"{branch}:hello.txt") == "hello from the agent\n"
