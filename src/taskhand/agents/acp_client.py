@@ -38,6 +38,7 @@ from taskhand.agents.tool_paths import (
     refuse,
     resolve,
     show,
+    store,
     touches_git,
     writable,
 )
@@ -137,7 +138,7 @@ class AcpClient:
             real = writable(self.root, self.relative(path), ())
             data = content.encode("utf-8")
             real.parent.mkdir(parents=True, exist_ok=True)
-            _store(real, path, data)
+            store(real, path, data)
         except UnicodeEncodeError:
             failure = refuse("the content holds a lone surrogate, which UTF-8 cannot store")
             raise self.fs_error("write", path, failure) from None
@@ -223,20 +224,6 @@ def _read(real: Path, raw: str, first: int, limit: int | None) -> str:
                 raise refuse(f"{show(raw)} is over {READ_LIMIT} bytes; read it with line and limit")
             taken.append(line)
     return b"".join(taken).decode("utf-8", "replace")
-
-
-def _store(real: Path, raw: str, data: bytes) -> None:
-    fd = open_regular(real, raw, os.O_WRONLY | os.O_CREAT)
-    try:
-        # A second name for the file may live outside the worktree; writing it writes there.
-        if os.fstat(fd).st_nlink > 1:
-            raise refuse(f"{show(raw)} has other hard links, which may lead outside")
-        os.ftruncate(fd, 0)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
 
 
 def _option(options: list[PermissionOption], *kinds: str) -> PermissionOption | None:

@@ -126,3 +126,18 @@ def walk(root: Path, start: Path) -> Iterator[tuple[Path, str]]:
 def show(text: str, width: int = 80) -> str:
     """`text` quoted for a message, shortened so a huge argument stays one readable line."""
     return repr(text if len(text) <= width else text[:width] + "...")
+
+
+def store(real: Path, raw: str, data: bytes) -> None:
+    """Write `data` to the resolved path `real` (shown as `raw`), never through a hard link."""
+    fd = open_regular(real, raw, os.O_WRONLY | os.O_CREAT)
+    try:
+        # A second name for the file may live outside the workspace; writing it writes there.
+        if os.fstat(fd).st_nlink > 1:
+            raise refuse(f"{show(raw)} has other hard links, which may lead outside")
+        os.ftruncate(fd, 0)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)

@@ -21,6 +21,7 @@ from taskhand.agents.tool_paths import (
     refuse,
     resolve,
     show,
+    store,
     walk,
     writable,
 )
@@ -115,7 +116,7 @@ def _write(args: dict[str, Any], ctx: ToolContext, root: Path) -> ToolResult:
     real = _writable(ctx, root, raw)
     data = _encode(args["content"], "content")
     real.parent.mkdir(parents=True, exist_ok=True)
-    _store(real, raw, data)
+    store(real, raw, data)
     return ToolResult(True, f"wrote {len(data)} bytes to {show(raw)}")
 
 
@@ -144,7 +145,7 @@ def _edit(args: dict[str, Any], ctx: ToolContext, root: Path) -> ToolResult:
         if not count and "\r\n" in text and "\r\n" not in old:
             hint += " (the file has CRLF line endings)"
         raise ToolError(f"old text matches {count} times in {show(raw)}; {hint}")
-    _store(real, raw, _encode(text.replace(old, new, 1), "new"))
+    store(real, raw, _encode(text.replace(old, new, 1), "new"))
     return ToolResult(True, f"edited {show(raw)}: replaced the one match")
 
 
@@ -161,20 +162,6 @@ def _encode(text: str, argument: str) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         raise ToolError(f"{argument} holds a lone surrogate, which UTF-8 cannot store") from None
-
-
-def _store(real: Path, raw: str, data: bytes) -> None:
-    fd = open_regular(real, raw, os.O_WRONLY | os.O_CREAT)
-    try:
-        # A second name for the file may live outside the workspace; writing it writes there.
-        if os.fstat(fd).st_nlink > 1:
-            raise refuse(f"{show(raw)} has other hard links, which may lead outside")
-        os.ftruncate(fd, 0)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
 
 
 def _glob(args: dict[str, Any], ctx: ToolContext, root: Path) -> ToolResult:
