@@ -8,10 +8,11 @@ added up so a test can compare it with what the client reports.
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.local_server import LocalServer
 
 
 @dataclass
@@ -34,7 +35,7 @@ class Logged:
     body: dict[str, Any]
 
 
-class ScriptedAnthropic:
+class ScriptedAnthropic(LocalServer):
     """Serve scripted turns until stopped; use as a context manager."""
 
     def __init__(self, turns: list[Turn], side_reply: str = "Scripted title") -> None:
@@ -42,24 +43,7 @@ class ScriptedAnthropic:
         self.side_reply = side_reply
         self.requests: list[Logged] = []
         self.served: list[Turn] = []  # every reply sent, main-loop and side requests alike
-        self.lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def __enter__(self) -> ScriptedAnthropic:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
+        super().__init__(_handler(self))
 
     def main_requests(self) -> list[Logged]:
         return [r for r in self.requests if r.path.startswith("/v1/messages") and _is_main(r.body)]

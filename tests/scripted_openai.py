@@ -10,8 +10,10 @@ import itertools
 import json
 import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.local_server import LocalServer
 
 EMPTY = "empty"  # a step: one choice with neither content nor tool calls
 
@@ -85,23 +87,16 @@ def reply(
     return body
 
 
-class ScriptedOpenAI:
+class ScriptedOpenAI(LocalServer):
     """Serve the script's steps in order until stopped; use as a context manager."""
+
+    path = "/v1"
 
     def __init__(self, *steps: Step) -> None:
         self.steps = list(steps)
         self.requests: list[Recorded] = []
-        self.lock = threading.Lock()
         self.stopping = threading.Event()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self.server.daemon_threads = True
-        # A short poll interval: shutdown() waits up to one of them, once per test.
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
+        super().__init__(_handler(self))
 
     @property
     def bodies(self) -> list[dict[str, Any]]:
@@ -111,15 +106,9 @@ class ScriptedOpenAI:
         with self.lock:
             self.steps.extend(steps)
 
-    def __enter__(self) -> ScriptedOpenAI:
-        self.thread.start()
-        return self
-
     def __exit__(self, *exc: object) -> None:
         self.stopping.set()
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
+        super().__exit__(*exc)
 
     def take(self, recorded: Recorded) -> Step:
         with self.lock:

@@ -8,10 +8,11 @@ what the client reports.
 from __future__ import annotations
 
 import json
-import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.local_server import LocalServer
 
 
 @dataclass
@@ -34,31 +35,16 @@ class Logged:
     body: dict[str, Any]
 
 
-class ScriptedResponses:
+class ScriptedResponses(LocalServer):
     """Serve scripted turns until stopped; use as a context manager."""
+
+    path = "/v1"
 
     def __init__(self, turns: list[Turn]) -> None:
         self.turns = list(turns)
         self.requests: list[Logged] = []
         self.served: list[Turn] = []
-        self.lock = threading.Lock()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self.server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
-
-    def __enter__(self) -> ScriptedResponses:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(5)
+        super().__init__(_handler(self))
 
     def next_turn(self) -> Turn:
         with self.lock:
