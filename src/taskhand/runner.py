@@ -62,20 +62,22 @@ def load(plan_path: Path) -> Plan:
 
 
 class Runner:
+    """One run of one plan, from recovery to its exit; every step recorded in the store."""
+
     def __init__(
         self,
         store: Store,
         state: StateDir,
         run: Run,
-        agent: dict[str, Agent],
+        agents: dict[str, Agent],
         config: RunConfig,
         listener: Listener,
     ) -> None:
         self.store = store
         self.state = state
         self.run = run
-        self.agents = agent
-        self.agent = agent[config.agent]
+        self.agents = agents
+        self.agent = agents[config.agent]  # tasks without an agent of their own use this one
         self.config = config
         self.caps = config.caps
         self.listener = listener
