@@ -90,3 +90,11 @@ def test_tasktrack_counters_should_be_consecutive(write_plan: WritePlan) -> None
     report = validate(write_plan(tt_plan([[("FOO-1", "OPEN"), ("FOO-3", "OPEN")]])))
     assert report.errors == []
     assert any("not consecutive (no FOO-2)" in p.message for p in report.warnings)
+
+
+def test_markdown_ids_of_mixed_widths_are_flagged(write_plan: WritePlan) -> None:
+    report = validate(write_plan(md_plan(("T-2", {}), ("T-10", {}))))
+    assert report.errors == []
+    [warning] = [p for p in report.warnings if p.rule == "counters"]
+    assert "ids have different widths (T-2, T-10)" in warning.message
+    assert [t.id for t in report.plan.tasks] == ["T-2", "T-10"]  # type: ignore[union-attr]

@@ -162,6 +162,17 @@ def _check_counters(plan: Plan, problems: list[Problem]) -> None:
                 "counters",
             )
         seen.setdefault(number, task.id)
+    widths = {len(t.id) for t in plan.tasks}
+    if len(widths) > 1:
+        shortest = min(plan.tasks, key=lambda t: len(t.id))
+        longest = max(plan.tasks, key=lambda t: len(t.id))
+        Collector(problems, plan.overview_path or plan.root).warn(
+            None,
+            f"ids have different widths ({shortest.id}, {longest.id}); taskhand orders them by "
+            "number, Tilth by text, so the two would run them in different orders",
+            "use one zero-padded width for all ids (T-001)",
+            "counters",
+        )
 
 
 def _check_serialization(plan: Plan, problems: list[Problem]) -> None:
