@@ -258,3 +258,13 @@ def test_unknown_fields_are_kept(write_plan: WritePlan) -> None:
     plan, problems = load(write_plan(files))
     assert plan.tasks[0].extra == {"Owner": "Ada"}
     assert any("unknown field **Owner**" in p.message and not p.is_error for p in problems)
+
+
+def test_edits_keep_crlf_line_endings() -> None:
+    text = tt_task("FOO-1", "First").replace("\n", "\r\n")
+    edited = tasktrack_edit.update_task_text(
+        text, status=Status.WAIT, append=(("Request", "Which one?"),)
+    )
+    assert "\n" not in edited.replace("\r\n", "")
+    assert "**Status**: WAIT\r\n" in edited
+    assert edited.endswith("\r\n\r\n**Request**: Which one?\r\n")
