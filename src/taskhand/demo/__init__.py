@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 import tempfile
 from importlib.resources import as_file, files
 from pathlib import Path
@@ -56,7 +57,9 @@ def main(folder: Path | None = None) -> int:
     print("look closer:")
     print(f"  cd {repo}")
     print(f"  git diff main..{summary.run_branch}")
-    print(f"  taskhand stats {summary.run_id}")
-    print("  taskhand runs")
+    # The command as this shell can run it: ./dev demo does not put .venv/bin on PATH.
+    command = "taskhand" if shutil.which("taskhand") else f"{sys.executable} -m taskhand"
+    print(f"  {command} stats {summary.run_id}")
+    print(f"  {command} runs")
     print(f"  state: {summary.state}")
     return 0 if summary.status == "completed" else 1
