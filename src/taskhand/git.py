@@ -275,6 +275,13 @@ def add_worktree(repo: Path, path: Path, branch: str, sha: str) -> None:
     _git(repo, "worktree", "add", "--", str(path.resolve()), branch, fix=fix)
 
 
+def add_detached_worktree(repo: Path, path: Path, sha: str) -> None:
+    """A new worktree at `path` on a detached HEAD at commit `sha`: a copy that owns no branch."""
+    if _registered(repo, path) is not None:
+        remove_worktree(repo, path, locked_too=True)
+    _git(repo, "worktree", "add", "--detach", "--", str(path.resolve()), resolve(repo, sha))
+
+
 def remove_worktree(repo: Path, path: Path, locked_too: bool = False) -> None:
     """Remove the worktree at `path` with its changes; nothing to do when it is gone.
 
