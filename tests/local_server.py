@@ -3,8 +3,18 @@
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Self
+from typing import Any, Self
+
+
+@dataclass
+class Logged:
+    """One request a scripted server received."""
+
+    method: str
+    path: str
+    body: dict[str, Any]
 
 
 class LocalServer:

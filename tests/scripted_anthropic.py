@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.local_server import LocalServer
+from tests.local_server import LocalServer, Logged
 
 
 @dataclass
@@ -26,13 +26,6 @@ class Turn:
     cache_read: int = 0
     cache_creation: int = 0
     status: int = 200  # anything else: an error reply with this HTTP status
-
-
-@dataclass
-class Logged:
-    method: str
-    path: str
-    body: dict[str, Any]
 
 
 class ScriptedAnthropic(LocalServer):

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.local_server import LocalServer
+from tests.local_server import LocalServer, Logged
 
 
 @dataclass
@@ -26,13 +26,6 @@ class Turn:
     cached_tokens: int = 0
     output_tokens: int = 20
     status: int = 200  # anything else: an error reply with this HTTP status
-
-
-@dataclass
-class Logged:
-    method: str
-    path: str
-    body: dict[str, Any]
 
 
 class ScriptedResponses(LocalServer):
