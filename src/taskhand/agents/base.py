@@ -85,6 +85,73 @@ class CaseReport:
         return cls(criteria, texts("workarounds"), texts("uncertainties"))
 
 
+# Why a reviewer rejects a candidate: the categories the evaluator prompt explains.
+CATEGORIES = (
+    "acceptance_gap",  # a criterion is not met by the diff
+    "half_finished",  # debug output, TODOs, dead code, partial work left in
+    "spec_violation",  # breaks an explicit constraint of the task or the project
+    "scope_creep",  # work of another task, or unrelated changes
+    "tests_pass_but_wrong",  # the worker's tests pass but the behaviour is wrong
+    "weak_test",  # the worker's tests do not exercise what the criteria describe
+)
+VERDICTS = ("accept", "reject")
+
+
+@dataclass
+class Verdict:
+    """A reviewer's judgement of one candidate: accept, or reject with a category and a fix."""
+
+    accepted: bool
+    category: str = ""  # one of CATEGORIES when rejected, "" when accepted
+    concern: str = ""
+    evidence: list[str] = field(default_factory=list)  # file:symbol pointers
+    next_step: str = ""
+
+    @classmethod
+    def parse(cls, data: object) -> Verdict | str:
+        """The verdict `data` states, or what is wrong with it in words a model can act on.
+
+        Lenient where intent is clear (Tilth's `rejection_category`, one evidence string,
+        empty strings for absent fields); strict where it is not.
+        """
+        if not isinstance(data, dict):
+            return "the verdict must be a JSON object"
+        verdict = str(data.get("verdict", "")).strip().lower()
+        if verdict not in VERDICTS:
+            return f"verdict must be accept or reject (got {data.get('verdict')!r})"
+        category = data.get("category", data.get("rejection_category")) or ""
+        concern, next_step = data.get("concern") or "", data.get("next_step") or ""
+        evidence = data.get("evidence") or []
+        if isinstance(evidence, str):
+            evidence = [evidence]
+        if not all(isinstance(v, str) for v in (category, concern, next_step)):
+            return "category, concern and next_step must be strings"
+        if not isinstance(evidence, list) or not all(isinstance(e, str) for e in evidence):
+            return "evidence must be a list of file:symbol strings"
+        category = category.strip().lower()
+        if verdict == "accept":
+            if category:
+                return f"an accept takes no category (got {category!r})"
+            return cls(True, "", concern.strip(), [e for e in evidence if e.strip()])
+        if category not in CATEGORIES:
+            return f"a reject needs a category, one of {', '.join(CATEGORIES)} (got {category!r})"
+        if not concern.strip():
+            return "a reject needs a concern: what is wrong, in one to three sentences"
+        if not next_step.strip():
+            return "a reject needs a next_step: the concrete change the worker should make"
+        kept = [e for e in evidence if e.strip()]
+        return cls(False, category, concern.strip(), kept, next_step.strip())
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "verdict": "accept" if self.accepted else "reject",
+            "category": self.category,
+            "concern": self.concern,
+            "evidence": list(self.evidence),
+            "next_step": self.next_step,
+        }
+
+
 @dataclass
 class Outcome:
     case: Case
@@ -92,6 +159,7 @@ class Outcome:
     failure: str = ""
     question: Question | None = None
     report: CaseReport = field(default_factory=CaseReport)
+    verdict: Verdict | None = None  # an evaluator's judgement (case DONE)
     usage: Usage = field(default_factory=Usage)
     transcript: list[dict[str, object]] = field(default_factory=list)
 
@@ -107,6 +175,7 @@ class Unit:
     worktree: Path
     timeout_seconds: float
     model: str | None = None
+    lens: str = ""  # an evaluator's review focus (general, security, ...)
 
 
 class AgentError(ValueError):
