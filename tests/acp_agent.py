@@ -1,6 +1,7 @@
 """A small real ACP agent for the tests: `python tests/acp_agent.py SCENARIO` speaks ACP on stdio
 through the SDK's agent side and, on each prompt, acts the scenario out against its client:
-permission, fs/write_text_file, fs/read_text_file, streamed chunks, usage, the outcome block.
+permission, fs/write_text_file, fs/read_text_file, streamed chunks, usage, the outcome block
+or a reviewer's verdict block.
 """
 
 from __future__ import annotations
@@ -112,7 +113,9 @@ class ScriptedAgent:
         await self.say(f"Task: {text.splitlines()[0]}\n{notes}\n", self.facts())
         proof = [{"criterion": "hello.txt exists", "evidence": "hello.txt"}]
         done = {"case": "done", "resolution": "wrote hello.txt", "criteria": proof}
-        await self.say("Done.", block(done))
+        # Both blocks, so the same scenario serves as worker and as reviewer in a plan run.
+        accept = {"verdict": "accept", "concern": "hello.txt is there"}
+        await self.say("Done.", block(done), block(accept))
         cost = Cost(amount=0.0123, currency="USD")
         await self.send(
             UsageUpdate(session_update="usage_update", used=1500, size=200_000, cost=cost)
@@ -163,8 +166,27 @@ class ScriptedAgent:
             f"write notes.txt: {await self.try_write(notes, 'review')}",
             f"read README.md: {await self.try_read(readme)}",
         ]
-        verdict = {"case": "done", "resolution": "reviewed: looks right"}
+        verdict = {"verdict": "accept", "concern": "reviewed: looks right"}
         await self.say("\n".join(lines), block(verdict))
+        return self.end("end_turn", 10, 5)
+
+    async def act_verdict_nudge(self, text: str) -> PromptResponse:
+        if self.turns == 1:
+            await self.say("I read the diff; it seems fine.")
+            return self.end("end_turn", 100, 10)
+        token = os.environ.get("AGENT_TOKEN", "")
+        reject = {
+            "verdict": "reject",
+            "category": "spec_violation",
+            "concern": f"It logs the token {token}.",
+            "evidence": ["app.py:log"],
+            "next_step": "Drop the token from the log line.",
+        }
+        await self.say(block(reject))
+        return self.end("end_turn", 50, 5)
+
+    async def act_bad_verdict(self, text: str) -> PromptResponse:
+        await self.say(block({"verdict": "reject", "concern": "Wrong."}))
         return self.end("end_turn", 10, 5)
 
     async def act_hang(self, text: str) -> PromptResponse:

@@ -65,8 +65,19 @@ class Recorder:
 
 
 def run_plan(
-    plan: Path, repo: Path, replay: Path, **caps: Any
+    plan: Path,
+    repo: Path,
+    replay: Path,
+    lenses: list[str] | None = None,
+    prompt_caps: runconfig.PromptCaps | None = None,
+    **caps: Any,
 ) -> tuple[runconfig.Summary, Recorder]:
     recorder = Recorder()
-    config = runconfig.RunConfig(agent="replay", script=str(replay), caps=runconfig.Caps(**caps))
+    config = runconfig.RunConfig(
+        agent="replay",
+        script=str(replay),
+        caps=runconfig.Caps(**caps),
+        lenses=lenses or ["general"],
+        prompt_caps=prompt_caps or runconfig.PromptCaps(),
+    )
     return launch.start(plan, config, recorder, repo), recorder

@@ -16,8 +16,17 @@ from typing import Any
 import pytest
 
 from taskhand.agents.acp import AcpAgent
-from taskhand.agents.base import AgentError, Case, Evidence, Outcome, Question, Role, Unit
-from taskhand.agents.cli import NUDGE
+from taskhand.agents.base import (
+    AgentError,
+    Case,
+    Evidence,
+    Outcome,
+    Question,
+    Role,
+    Unit,
+    Verdict,
+)
+from taskhand.agents.cli import NUDGE, VERDICT_NUDGE
 from taskhand.agents.prices import Price
 from tests import scripted_anthropic as anthropic
 from tests.runs import make_repo
@@ -170,7 +179,8 @@ def test_writes_and_reads_outside_the_worktree_are_refused(worktree: Path, tmp_p
 def test_the_evaluator_may_read_and_run_but_not_write(worktree: Path) -> None:
     outcome = run("reviewer", worktree, role=Role.EVALUATOR)
 
-    assert (outcome.case, outcome.resolution) == (Case.DONE, "reviewed: looks right")
+    assert outcome.case is Case.DONE, outcome.failure
+    assert outcome.verdict == Verdict(True, concern="reviewed: looks right")
     assert not (worktree / "notes.txt").exists()
     answers = {e["kind"]: e["answer"] for e in entries(outcome, "permission")}
     assert answers == {
@@ -183,6 +193,38 @@ def test_the_evaluator_may_read_and_run_but_not_write(worktree: Path) -> None:
     assert "may read files but not write them" in str(write["error"])
     assert (read["op"], read.get("error")) == ("read", None)
     assert "read README.md: read 10 chars" in said(outcome)
+
+
+def test_a_reviewer_is_nudged_for_its_verdict_and_secrets_are_scrubbed(worktree: Path) -> None:
+    outcome = run("verdict_nudge", worktree, role=Role.EVALUATOR)
+
+    assert outcome.case is Case.DONE, outcome.failure
+    assert [e["content"] for e in entries(outcome, "user")][1:] == [VERDICT_NUDGE]
+    assert outcome.verdict == Verdict(
+        False,
+        "spec_violation",
+        "It logs the token [redacted].",
+        ["app.py:log"],
+        "Drop the token from the log line.",
+    )
+    assert (outcome.usage.tokens_in, outcome.usage.tokens_out) == (150, 15)
+
+
+def test_an_unusable_verdict_is_an_error_with_the_reason(worktree: Path) -> None:
+    outcome = run("bad_verdict", worktree, role=Role.EVALUATOR)
+
+    assert outcome.case is Case.ERROR and outcome.verdict is None
+    assert outcome.failure.startswith(
+        "the reviewer's verdict block is not usable: a reject needs a category"
+    )
+    assert len(entries(outcome, "user")) == 2  # nudged once, to no avail
+
+
+def test_an_implementers_block_does_not_end_a_review(worktree: Path) -> None:
+    outcome = run("question", worktree, role=Role.EVALUATOR)
+
+    assert (outcome.case, outcome.question) == (Case.ERROR, None)
+    assert "no verdict block" in outcome.failure
 
 
 def test_a_hanging_agent_is_cancelled_then_killed_with_its_children(worktree: Path) -> None:
@@ -261,8 +303,10 @@ def claude_acp(tmp_path: Path, api: anthropic.ScriptedAnthropic) -> AcpAgent:
     return AcpAgent([program], name="claude-acp", keys=["ANTHROPIC_API_KEY"], env=env)
 
 
-def claude_writes(target: Path) -> list[anthropic.Turn]:
+def claude_writes(target: Path, role: Role = Role.IMPLEMENTER) -> list[anthropic.Turn]:
     done = '```json\n{"case": "done", "resolution": "added hello.txt"}\n```'
+    if role is Role.EVALUATOR:
+        done = '```json\n{"verdict": "accept", "concern": "hello.txt is right"}\n```'
     write = ("mcp__acp__Write", {"file_path": str(target), "content": "hi\n"})
     return [anthropic.Turn(tools=[write]), anthropic.Turn(text=f"Wrote it.\n\n{done}")]
 
@@ -286,14 +330,16 @@ def test_real_claude_acp_is_refused_what_the_role_forbids(
     role: Role, worktree: Path, tmp_path: Path
 ) -> None:
     target = tmp_path / "outside.txt" if role is Role.IMPLEMENTER else worktree / "notes.txt"
-    with anthropic.ScriptedAnthropic(claude_writes(target)) as api:
+    with anthropic.ScriptedAnthropic(claude_writes(target, role)) as api:
         outcome = claude_acp(tmp_path, api).run(Unit(role, "T-1", 1, "Hi", worktree, 60))
 
     assert not target.exists()
     [permission] = entries(outcome, "permission")
     assert permission["answer"] == "reject_once"
     assert outcome.case is Case.DONE  # the turn ended at the refusal; the nudge got the block
-    assert entries(outcome, "user")[-1]["content"] == NUDGE
+    asked = VERDICT_NUDGE if role is Role.EVALUATOR else NUDGE
+    assert entries(outcome, "user")[-1]["content"] == asked
+    assert (outcome.verdict is not None) == (role is Role.EVALUATOR)
 
 
 def test_the_acp_agent_is_chosen_by_name_with_its_command_from_the_environment(

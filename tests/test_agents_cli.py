@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
-from taskhand.agents.base import AgentError, Case, Question, Role, Unit
-from taskhand.agents.cli import NUDGE, CliAgent
+from taskhand.agents.base import AgentError, Case, Question, Role, Unit, Verdict
+from taskhand.agents.cli import NUDGE, VERDICT_NUDGE, CliAgent
 from taskhand.agents.cli_outcome import parse_outcome
 from taskhand.agents.cli_output import (
     parse_aider,
@@ -35,6 +35,10 @@ from tests.test_checks import gone
 AGENT_BIN = Path(__file__).resolve().parents[1] / ".npm-agents" / "node_modules" / ".bin"
 INSTALL = "npm install --prefix .npm-agents @anthropic-ai/claude-code @openai/codex"
 DONE = 'Wrote hello.txt.\n\n```json\n{"case": "done", "resolution": "added hello.txt"}\n```'
+ACCEPT = (
+    'Checked it.\n\n```json\n{"verdict": "accept", "concern": "hello.txt is there", '
+    '"evidence": ["hello.txt"]}\n```'
+)
 
 # ---- output recorded from claude 2.1.332 and codex-cli 0.171.0 against the scripted servers
 
@@ -161,6 +165,7 @@ GEMINI = json.dumps(
     },
     indent=2,
 )
+GEMINI_ACCEPT = json.dumps({**json.loads(GEMINI), "response": ACCEPT})
 GEMINI_ERROR = json.dumps(
     {
         "session_id": "x",
@@ -256,6 +261,61 @@ def test_a_missing_or_wrong_block_says_why(text: str, reason: str) -> None:
     found = parse_outcome(text)
     assert isinstance(found, str)
     assert reason in found
+
+
+# ---- the verdict block a reviewer ends with
+
+REJECT = {
+    "verdict": "reject",
+    "category": "acceptance_gap",
+    "concern": "Empty files crash.",
+    "evidence": ["wc.py:count"],
+    "next_step": "Return 0 for empty input.",
+}
+
+
+def test_a_reviewer_ends_with_the_last_fenced_verdict_block() -> None:
+    text = (
+        '```json\n{"verdict": "accept", "concern": "draft"}\n```\nOn second thought:\n'
+        f"```json\n{json.dumps(REJECT)}\n```\n"
+        '```json\n{"case": "done", "resolution": "not a verdict"}\n```\n'
+    )
+    found = parse_outcome(text, Role.EVALUATOR)
+    assert not isinstance(found, str)
+    assert found.case is Case.DONE
+    assert found.verdict == Verdict(
+        False, "acceptance_gap", "Empty files crash.", ["wc.py:count"], "Return 0 for empty input."
+    )
+
+
+def test_a_bare_verdict_counts_when_nothing_is_fenced() -> None:
+    found = parse_outcome(
+        'Looks right. {"verdict": "ACCEPT", "concern": "tests pass"}', Role.EVALUATOR
+    )
+    assert not isinstance(found, str)
+    assert found.verdict == Verdict(True, concern="tests pass")
+
+
+def test_each_role_reads_only_its_own_block() -> None:
+    assert parse_outcome(DONE, Role.EVALUATOR) == (
+        "the reviewer's final message has no verdict block (a fenced JSON with a verdict)"
+    )
+    assert "no outcome block" in str(parse_outcome(ACCEPT))
+
+
+@pytest.mark.parametrize(
+    ("verdict", "reason"),
+    [
+        ({"verdict": "maybe"}, "verdict must be accept or reject (got 'maybe')"),
+        ({**REJECT, "category": "ugly"}, "a reject needs a category, one of acceptance_gap"),
+        ({**REJECT, "next_step": ""}, "a reject needs a next_step"),
+        ({"verdict": "accept", "category": "weak_test"}, "an accept takes no category"),
+    ],
+)
+def test_an_unusable_verdict_says_why(verdict: dict[str, Any], reason: str) -> None:
+    found = parse_outcome(f"```json\n{json.dumps(verdict)}\n```", Role.EVALUATOR)
+    assert isinstance(found, str)
+    assert found.startswith("the reviewer's verdict block is not usable: " + reason)
 
 
 # ---- parsers on recorded and documented output
@@ -507,11 +567,12 @@ def calls(log: Path) -> list[dict[str, Any]]:
 
 
 def test_gemini_flags_by_role_and_an_estimated_cost(tmp_path: Path) -> None:
-    env, log = stand_in(tmp_path, "gemini", [GEMINI])
+    env, log = stand_in(tmp_path, "gemini", [GEMINI, GEMINI_ACCEPT])
     agent = CliAgent("gemini", env=env, prices={"gemini-2.5-pro": Price(1.25, 10.0, 0.31)})
     outcome = agent.run(unit(tmp_path / "w", "Write hello.txt."))
-    agent.run(unit(tmp_path / "w", "Review.", Role.EVALUATOR))
+    review = agent.run(unit(tmp_path / "w", "Review.", Role.EVALUATOR))
     writer, reviewer = (c["argv"] for c in calls(log))
+    assert review.verdict == Verdict(True, concern="hello.txt is there", evidence=["hello.txt"])
     assert writer == [
         "--output-format",
         "json",
@@ -558,13 +619,62 @@ def test_opencode_is_nudged_once_in_its_session(tmp_path: Path) -> None:
 
 
 def test_opencode_reviewer_uses_the_plan_agent(tmp_path: Path) -> None:
-    env, log = stand_in(tmp_path, "opencode", [opencode_events(DONE)])
+    env, log = stand_in(tmp_path, "opencode", [opencode_events(ACCEPT)])
     CliAgent("opencode", env=env).run(unit(tmp_path / "w", role=Role.EVALUATOR))
     assert calls(log)[0]["argv"][:5] == ["run", "--format", "json", "--agent", "plan"]
 
 
+def test_a_reviewer_is_nudged_for_its_verdict_block(tmp_path: Path) -> None:
+    verdict = f"Found a gap.\n```json\n{json.dumps(REJECT)}\n```"
+    env, log = stand_in(
+        tmp_path, "opencode", [opencode_events("Looks fine."), opencode_events(verdict)]
+    )
+    outcome = CliAgent("opencode", env=env).run(unit(tmp_path / "w", role=Role.EVALUATOR))
+    assert calls(log)[1]["argv"][-2:] == ["--", VERDICT_NUDGE]
+    assert "tests_pass_but_wrong" in VERDICT_NUDGE
+    assert isinstance(parse_outcome(VERDICT_NUDGE, Role.EVALUATOR), str)  # an echo is no verdict
+    assert outcome.case is Case.DONE, outcome.failure
+    assert outcome.verdict == Verdict.parse(REJECT)
+    assert (outcome.resolution, outcome.question) == ("", None)
+
+
+def test_a_reviewer_without_a_verdict_after_the_nudge_is_an_error(tmp_path: Path) -> None:
+    env, log = stand_in(tmp_path, "opencode", [opencode_events(DONE)])
+    outcome = CliAgent("opencode", env=env).run(unit(tmp_path / "w", role=Role.EVALUATOR))
+    assert len(calls(log)) == 2
+    assert outcome.case is Case.ERROR and outcome.verdict is None
+    assert outcome.failure == (
+        "the reviewer's final message has no verdict block (a fenced JSON with a verdict)"
+    )
+
+
+def test_a_malformed_verdict_is_an_error_with_the_reason(tmp_path: Path) -> None:
+    broken = f"```json\n{json.dumps({**REJECT, 'concern': ''})}\n```"
+    env, _ = stand_in(tmp_path, "opencode", [opencode_events(broken)])
+    outcome = CliAgent("opencode", env=env).run(unit(tmp_path / "w", role=Role.EVALUATOR))
+    assert outcome.case is Case.ERROR and outcome.verdict is None
+    assert outcome.failure == (
+        "the reviewer's verdict block is not usable: a reject needs a concern: what is wrong, "
+        "in one to three sentences"
+    )
+
+
+def test_secrets_are_scrubbed_from_the_verdict(tmp_path: Path) -> None:
+    leaky = {**REJECT, "concern": "It logs sk-test-abcdef.", "evidence": ["sk-test-abcdef"]}
+    program(tmp_path, "my-agent", f"print({json.dumps(leaky)!r})")
+    env = base_env(tmp_path, OPENAI_API_KEY="sk-test-abcdef")
+    outcome = CliAgent("custom", command="my-agent", env=env).run(
+        unit(tmp_path / "w", role=Role.EVALUATOR)
+    )
+    assert outcome.verdict is not None, outcome.failure
+    assert (outcome.verdict.concern, outcome.verdict.evidence) == (
+        "It logs [redacted].",
+        ["[redacted]"],
+    )
+
+
 def test_aider_flags_by_role_and_the_message_file(tmp_path: Path) -> None:
-    env, log = stand_in(tmp_path, "aider", [AIDER])
+    env, log = stand_in(tmp_path, "aider", [AIDER, AIDER.replace(DONE, ACCEPT)])
     agent = CliAgent("aider", model="gpt-4.1", env=env)
     outcome = agent.run(unit(tmp_path / "w"))
     agent.run(unit(tmp_path / "w", role=Role.EVALUATOR))
@@ -678,9 +788,10 @@ def test_real_claude_is_nudged_once_by_resuming_its_session(tmp_path: Path) -> N
 
 def test_real_claude_reviewer_has_no_writing_tools(tmp_path: Path) -> None:
     work = repo(tmp_path)
-    with anthropic.ScriptedAnthropic([write_turn(work), anthropic.Turn(text=DONE)]) as api:
+    with anthropic.ScriptedAnthropic([write_turn(work), anthropic.Turn(text=ACCEPT)]) as api:
         outcome = claude_agent(tmp_path, api).run(unit(work, role=Role.EVALUATOR))
     assert outcome.case is Case.DONE, outcome.failure
+    assert outcome.verdict and outcome.verdict.accepted
     assert not (work / "hello.txt").exists()
     offered = {t["name"] for t in api.main_requests()[0].body["tools"]}
     assert "Read" in offered and not offered & {"Write", "Edit", "NotebookEdit"}
@@ -743,10 +854,11 @@ def test_real_codex_is_nudged_once_by_resuming_its_thread(tmp_path: Path) -> Non
 
 def test_real_codex_reviewer_sandbox_is_read_only(tmp_path: Path) -> None:
     work = repo(tmp_path)
-    script = [shell("printf 'hi\\n' > hello.txt"), responses.Turn(text=DONE)]
+    script = [shell("printf 'hi\\n' > hello.txt"), responses.Turn(text=ACCEPT)]
     with responses.ScriptedResponses(script) as api:
         outcome = codex_agent(tmp_path, api).run(unit(work, role=Role.EVALUATOR))
     assert outcome.case is Case.DONE, outcome.failure
+    assert outcome.verdict and outcome.verdict.accepted
     assert not (work / "hello.txt").exists()
     assert "Read-only file system" in json.dumps(api.requests[-1].body["input"])
 

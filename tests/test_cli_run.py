@@ -24,6 +24,7 @@ def test_demo_runs_to_the_end(tmp_path: Path, run_cli: RunCli) -> None:
     assert "T-002: attempt not accepted: `python3 -m unittest tests/test_cli.py` exited 1" in (
         result.output
     )
+    assert "T-003: reviewer rejected as acceptance_gap: main() returns" in result.output
     repo = tmp_path / "wordcount"
     branch = git(repo, "branch", "--list", "taskhand/run-*", "--format=%(refname:short)").strip()
     subjects = git(repo, "log", "--reverse", "--format=%s", f"main..{branch}").splitlines()
@@ -53,7 +54,7 @@ def test_run_json_streams_events(tmp_path: Path, run_cli: RunCli) -> None:
     assert [(r["status"], r["done"], r["tasks"]) for r in runs] == [("completed", 2, 2)]
     stats = json.loads(run_cli("stats", "--repo", repo, "--json").output)
     assert [t["task_id"] for t in stats["tasks"]] == ["T-001", "T-002"]
-    assert stats["total"]["units"] == 2
+    assert stats["total"]["units"] == 4  # an implementer and a reviewer per task
     text = run_cli("stats", "--repo", repo).output
     assert "TOTAL" in text and "tokens in" in text
 

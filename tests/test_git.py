@@ -501,6 +501,28 @@ def test_whitespace_errors(repo: Path) -> None:
     assert "leftover conflict marker" in diffs.whitespace_errors(repo, messy, marker)
 
 
+def test_counts_summary_and_patch(repo: Path) -> None:
+    body = "".join(f"line {n}\n" for n in range(20))
+    base = commit(repo, "base", {"mod.txt": "a\nb\n", "mv.py": body})
+    (repo / "mv.py").unlink()
+    (repo / "blob.bin").write_bytes(b"\x00\x01\xff")
+    write(repo, {"mod.txt": "a\nB\nc\n", "pkg/moved.py": body + "one more\n"})
+    head = commit(repo, "head")
+    assert sorted(diffs.counts(repo, base, head), key=lambda c: c.path) == [
+        diffs.Counted("blob.bin", None, None),
+        diffs.Counted("mod.txt", 2, 1),
+        diffs.Counted("pkg/moved.py", 1, 0),
+    ]
+    line = diffs.summary(repo, base, head)
+    assert line.startswith("3 files changed (+3 -1): ")
+    assert sorted(line.split(": ", 1)[1].split(", ")) == ["blob.bin", "mod.txt", "pkg/moved.py"]
+    assert diffs.summary(repo, base, head, names=1).endswith(" and 2 more")
+    assert diffs.summary(repo, head, head) == "no changes"
+    text = diffs.patch(repo, base, head)
+    assert "rename from mv.py" in text and "+B" in text and "-b" in text
+    assert diffs.patch(repo, head, head) == ""
+
+
 def test_symlinks(repo: Path) -> None:
     (repo / "inside").symlink_to("src/app.py")
     (repo / "src" / "outside").symlink_to("/etc/passwd")

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from taskhand.agents import prices
-from taskhand.agents.base import AgentError, Case, Question, Role, Unit, Usage
-from taskhand.agents.openai_loop import NUDGE, OpenAIAgent
+from taskhand.agents.base import AgentError, Case, Question, Role, Unit, Usage, Verdict
+from taskhand.agents.openai_loop import NUDGE, VERDICT_NUDGE, OpenAIAgent
 from tests.scripted_openai import EMPTY, Delay, ScriptedOpenAI, Status, reply, tool_call
 
 KEY = "sk-test-key-abcdef123"
@@ -57,6 +57,14 @@ def submit(**fields: Any) -> dict[str, Any]:
 
 
 DONE = submit(case="done", resolution="Added greet().")
+ACCEPT = call("submit_verdict", {"verdict": "accept", "concern": "greet() works."})
+REJECT = {
+    "verdict": "reject",
+    "category": "weak_test",
+    "concern": "The test never calls greet with a name.",
+    "evidence": ["test_greet.py:test_greet"],
+    "next_step": "Assert greet('ada') == 'hello ada'.",
+}
 
 
 def tool_results(body: dict[str, Any]) -> list[str]:
@@ -278,19 +286,113 @@ def test_a_failed_outcome_carries_its_reason(server: ScriptedOpenAI, tmp_path: P
     assert outcome.question is None
 
 
-def test_a_reviewer_is_offered_no_writing_tools_and_cannot_write(
+def test_a_reviewer_is_offered_submit_verdict_and_no_writing_tools(
     server: ScriptedOpenAI, tmp_path: Path
 ) -> None:
-    server.add(call("write", {"path": "x.py", "content": "x = 1\n"}), DONE)
+    server.add(call("write", {"path": "x.py", "content": "x = 1\n"}), ACCEPT)
     unit = make_unit(tmp_path, role=Role.EVALUATOR)
 
     outcome = make_agent(server).run(unit)
 
-    assert outcome.case is Case.DONE
-    offered = {tool["function"]["name"] for tool in server.bodies[0]["tools"]}
-    assert offered == {"read", "glob", "grep", "bash", "submit_case"}
+    assert outcome.case is Case.DONE, outcome.failure
+    first = server.bodies[0]
+    offered = {tool["function"]["name"] for tool in first["tools"]}
+    assert offered == {"read", "glob", "grep", "bash", "submit_verdict"}
+    schema = first["tools"][0]["function"]["parameters"]
+    assert schema["required"] == ["verdict", "concern"]
+    assert schema["properties"]["verdict"]["enum"] == ["accept", "reject"]
+    assert "weak_test" in schema["properties"]["category"]["enum"]
+    system = first["messages"][0]["content"]
+    assert "review" in system and "run commands" in system and "submit_verdict" in system
+    assert "submit_case" not in system
     assert "read-only" in tool_results(server.bodies[1])[0]
     assert not (unit.worktree / "x.py").exists()
+
+
+def test_a_reviewer_accepts(server: ScriptedOpenAI, tmp_path: Path) -> None:
+    server.add(call("bash", {"command": "echo tests pass"}), ACCEPT)
+
+    outcome = make_agent(server).run(make_unit(tmp_path, role=Role.EVALUATOR))
+
+    assert outcome.case is Case.DONE, outcome.failure
+    assert outcome.verdict == Verdict(True, concern="greet() works.")
+    assert outcome.usage.tokens_in == 20
+    assert outcome.transcript[-1] == {
+        "role": "outcome",
+        "submission": {"verdict": "accept", "concern": "greet() works."},
+    }
+
+
+def test_a_reviewer_rejects_with_category_evidence_and_next_step(
+    server: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    server.add(call("submit_verdict", {**REJECT, "category": "WEAK_TEST"}))
+
+    outcome = make_agent(server).run(make_unit(tmp_path, role=Role.EVALUATOR))
+
+    assert outcome.case is Case.DONE, outcome.failure
+    assert outcome.verdict == Verdict.parse(REJECT)
+    assert outcome.verdict is not None and not outcome.verdict.accepted
+
+
+def test_an_invalid_verdict_is_corrected_then_accepted(
+    server: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    server.add(
+        call("submit_verdict", {**REJECT, "category": None}),
+        call("submit_verdict", "[1, 2]"),
+        call("submit_verdict", REJECT),
+    )
+
+    outcome = make_agent(server).run(make_unit(tmp_path, role=Role.EVALUATOR))
+
+    assert outcome.case is Case.DONE, outcome.failure
+    assert outcome.verdict == Verdict.parse(REJECT)
+    first, second = tool_results(server.bodies[2])
+    assert first.startswith("error: submit_verdict was not accepted: a reject needs a category")
+    assert first.endswith("; call it again")
+    assert second == "error: the arguments of submit_verdict must be a JSON object; call it again"
+
+
+def test_each_role_is_told_which_tool_finishes_it(server: ScriptedOpenAI, tmp_path: Path) -> None:
+    server.add(DONE, ACCEPT, ACCEPT, DONE)
+
+    review = make_agent(server).run(make_unit(tmp_path, role=Role.EVALUATOR))
+    work = make_agent(server).run(make_unit(tmp_path))
+
+    assert (review.case, work.case) == (Case.DONE, Case.DONE)
+    assert review.verdict is not None and work.verdict is None
+    assert tool_results(server.bodies[1]) == [
+        "error: submit_case is not offered to the evaluator; finish by calling submit_verdict"
+    ]
+    assert tool_results(server.bodies[3]) == [
+        "error: submit_verdict is not offered to the implementer; finish by calling submit_case"
+    ]
+
+
+def test_a_silent_reviewer_is_nudged_toward_submit_verdict(
+    server: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    server.add(reply("It looks fine to me."), reply("Really fine."))
+
+    outcome = make_agent(server).run(make_unit(tmp_path, role=Role.EVALUATOR))
+
+    assert outcome.case is Case.ERROR and outcome.verdict is None
+    assert server.bodies[1]["messages"][-1] == {"role": "user", "content": VERDICT_NUDGE}
+    assert "submit_verdict" in VERDICT_NUDGE
+
+
+def test_secrets_are_scrubbed_from_the_verdict(
+    server: ScriptedOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MY_API_KEY", PLANTED)
+    server.add(call("submit_verdict", {**REJECT, "concern": f"It prints {PLANTED}."}))
+
+    outcome = make_agent(server).run(make_unit(tmp_path, role=Role.EVALUATOR))
+
+    assert outcome.verdict is not None
+    assert outcome.verdict.concern == "It prints [redacted]."
+    assert PLANTED not in json.dumps(outcome.transcript)
 
 
 def test_a_cost_the_provider_reports_is_used_as_is(server: ScriptedOpenAI, tmp_path: Path) -> None:

@@ -143,12 +143,16 @@ def tasks_of(plan: Path) -> list[tuple[str, str]]:
 
 
 def expected_files(repo: Path, base: str, script: Path, ids: list[str]) -> dict[str, str]:
-    """The base tree with each task's passing attempt (its script's last entry) applied."""
+    """The base tree with each task's passing attempt (its script's last entry) applied, on
+    top of the attempts a reviewer rejected before it (the next attempt builds on those)."""
     names = _git(repo, "ls-tree", "-r", "-z", "--name-only", base).split("\0")[:-1]
     files = {name: _git(repo, "show", f"{base}:{name}") for name in names}
     tasks = tomllib.loads(script.read_text(encoding="utf-8"))["tasks"]
     for task_id in ids:
-        for action in tasks[task_id][-1].get("actions", []):
+        entries = tasks[task_id]
+        built_on = [e for e in entries[:-1] if e.get("review", {}).get("verdict") == "reject"]
+        actions = [a for e in [*built_on, entries[-1]] for a in e.get("actions", [])]
+        for action in actions:
             if "write" in action:
                 files[action["write"]] = action.get("text", "")
             elif "edit" in action:
@@ -313,7 +317,7 @@ def random_kill(c: Campaign, rng: random.Random, ref: list[Event]) -> str:
 # -- what must hold at the end ----------------------------------------------------------------
 
 
-def verify(c: Campaign, failing: set[str]) -> None:
+def verify(c: Campaign, failing: set[str], rejected: set[str]) -> None:
     """Everything the acceptance criterion asks of a completed run that was killed often.
 
     `failing`: the tasks whose first attempt to reach the gates fails them, by design.
@@ -339,7 +343,8 @@ def verify(c: Campaign, failing: set[str]) -> None:
 
     # Attempts cut short by a kill end as 'interrupted', never 'failed'; no attempt stays open.
     ends = Counter(a.status for a in attempts)
-    assert set(ends) <= {"passed", "failed", "interrupted"}, f"{where}: attempt ends {ends}"
+    ends_allowed = {"passed", "failed", "rejected", "interrupted"}
+    assert set(ends) <= ends_allowed, f"{where}: attempt ends {ends}"
     interrupted = {a.id for a in attempts if a.status == "interrupted"}
     assert interrupted == c.interrupted, (
         f"{where}: interrupted attempts {sorted(interrupted)}, open at a kill "
@@ -353,6 +358,8 @@ def verify(c: Campaign, failing: set[str]) -> None:
     )
     marked = {(a.task_id, a.number) for a in attempts if a.id in interrupted}
     assert set(noted) <= marked and max(noted.values(), default=0) <= 1, f"{where}: {noted}"
+    turned_down = Counter(a.task_id for a in attempts if a.status == "rejected")
+    assert turned_down == Counter(rejected), f"{where}: rejected attempts per task: {turned_down}"
     failed = Counter(a.task_id for a in attempts if a.status == "failed")
     assert set(failed) <= failing and max(failed.values(), default=0) <= 1, (
         f"{where}: failed attempts per task: {failed}"
@@ -406,6 +413,8 @@ def build(dialect: str, folder: Path) -> tuple[Path, Path, Path]:
 
 
 FAILING = {"markdown": {"T-002"}, "tasktrack": {"FOO-2"}}
+# The tasks whose first attempt a reviewer rejects, by design; the next attempt builds on it.
+REJECTED = {"markdown": {"T-003"}, "tasktrack": set[str]()}
 
 
 @pytest.fixture(scope="module")
@@ -418,7 +427,7 @@ def references(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Event
 
 
 def finish_checks(c: Campaign, dialect: str) -> None:
-    verify(c, FAILING[dialect])
+    verify(c, FAILING[dialect], REJECTED[dialect])
     if dialect == "tasktrack":
         verify_tasktrack_files(c)
     else:  # the plan lives in the repository, and a Markdown plan is never written
@@ -510,6 +519,9 @@ BETWEEN = [
     ("markdown", "call:taskhand.git:create_branch"),  # the run branch, no run_started event
     ("markdown", "call:taskhand.git:add_worktree"),  # a worktree before its unit
     ("markdown", "call:taskhand.git:commit_worktree"),  # a candidate not yet recorded
+    ("markdown", "call:taskhand.git:add_detached_worktree"),  # a reviewer's copy, no review
+    ("markdown", "call:taskhand.git:add_detached_worktree#3"),  # T-003 attempt 1 copy
+    ("markdown", "call:taskhand.store:Store.finish_attempt#4"),  # T-003 rejected, no event
     ("markdown", "call:taskhand.store:Store.finish_attempt"),  # passed, not yet integrated
     ("markdown", "call:taskhand.git:move_branch"),  # integrated, no 'integrated' event yet
     ("markdown", "call:taskhand.git:remove_worktree"),  # the attempt's worktree just removed
@@ -572,16 +584,29 @@ def test_resume_after_a_kill_before_git_registers_a_worktree(
 
 
 def toml_script(tasks: dict[str, list[dict[str, Any]]]) -> str:
-    """A replay script as TOML (strings, numbers and lists of strings, as JSON writes them)."""
+    """A replay script as TOML (strings, numbers and lists of strings, as JSON writes them;
+    tables such as an attempt's review, and lists of actions)."""
     lines: list[str] = []
     for task_id, attempts in tasks.items():
         for attempt in attempts:
             lines.append(f'[[tasks."{task_id}"]]')
-            lines += [f"{k} = {json.dumps(v)}" for k, v in attempt.items() if k != "actions"]
-            for action in attempt.get("actions", []):
-                lines.append(f'[[tasks."{task_id}".actions]]')
-                lines += [f"{k} = {json.dumps(v)}" for k, v in action.items()]
+            _toml_table(lines, f'tasks."{task_id}"', attempt)
     return "\n".join(lines) + "\n"
+
+
+def _toml_table(lines: list[str], name: str, table: dict[str, Any]) -> None:
+    lines += [
+        f"{k} = {json.dumps(v)}"
+        for k, v in table.items()
+        if k != "actions" and not isinstance(v, dict)
+    ]
+    for action in table.get("actions", []):
+        lines.append(f"[[{name}.actions]]")
+        lines += [f"{k} = {json.dumps(v)}" for k, v in action.items()]
+    for key, value in table.items():
+        if isinstance(value, dict):
+            lines.append(f"[{name}.{key}]")
+            _toml_table(lines, f"{name}.{key}", value)
 
 
 def with_sleeps(script: Path, rng: random.Random) -> None:

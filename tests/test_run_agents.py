@@ -18,6 +18,10 @@ from tests.plans import md_plan, md_task
 from tests.runs import git, make_repo
 from tests.test_agents_cli import DONE, real
 
+# The reviewer's final message: a verdict block, as the evaluator prompt asks.
+VERDICT = (
+    'Checked hello.txt.\n```json\n{"verdict": "accept", "concern": "hello.txt holds hi."}\n```'
+)
 CRITERIA = "## Description\nWrite hello.txt.\n\n## Acceptance criteria\n- `$ test -s hello.txt`\n"
 
 
@@ -61,6 +65,7 @@ def test_a_plan_run_by_real_claude(
             output_tokens=50,
         ),
         anthropic.Turn(text=DONE, input_tokens=1200, output_tokens=40),
+        anthropic.Turn(text=VERDICT, input_tokens=800, output_tokens=30),
     ]
     with anthropic.ScriptedAnthropic(script) as api:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
@@ -68,7 +73,7 @@ def test_a_plan_run_by_real_claude(
         result = run_cli("run", repo / "plan", "--agent", "claude")
     assert result.exit_code == 0, result.output
     [task] = finished(run_cli, repo)["tasks"]  # type: ignore[misc]
-    assert (task["units"], task["tokens_in"], task["tokens_out"]) == (1, 2200, 90)
+    assert (task["units"], task["tokens_in"], task["tokens_out"]) == (2, 3000, 120)
     assert task["cost"] > 0 and task["estimated"] is False
 
 
@@ -85,6 +90,7 @@ def test_a_plan_run_by_real_codex(
             output_tokens=50,
         ),
         responses.Turn(text=DONE, input_tokens=1300, cached_tokens=900, output_tokens=40),
+        responses.Turn(text=VERDICT, input_tokens=700, cached_tokens=0, output_tokens=30),
     ]
     with responses.ScriptedResponses(script) as api:
         monkeypatch.setenv("OPENAI_BASE_URL", api.url)
@@ -93,9 +99,9 @@ def test_a_plan_run_by_real_codex(
     assert result.exit_code == 0, result.output
     [task] = finished(run_cli, repo)["tasks"]  # type: ignore[misc]
     assert (task["units"], task["tokens_in"], task["tokens_out"], task["tokens_cached"]) == (
-        1,
-        2300,
-        90,
+        2,
+        3000,
+        120,
         1100,
     )
     assert task["cost"] > 0 and task["estimated"] is True

@@ -14,6 +14,8 @@ from tests.plans import md_plan, md_task
 from tests.runs import git, make_repo
 from tests.scripted_openai import ScriptedOpenAI, reply, tool_call
 
+ACCEPT = {"verdict": "accept", "concern": "The change meets the criteria.", "evidence": []}
+
 
 def call(name: str, arguments: dict[str, object], tokens: int) -> dict[str, object]:
     usage = {"prompt_tokens": tokens, "completion_tokens": tokens // 10, "total_tokens": tokens}
@@ -31,6 +33,7 @@ def test_run_a_plan_with_the_openai_agent(
         call("write", {"path": "hello.txt", "content": "hello\n"}, 1000),
         call("bash", {"command": "cat hello.txt"}, 1200),
         call("submit_case", {"case": "done", "resolution": "Wrote hello.txt."}, 1300),
+        call("submit_verdict", ACCEPT, 2000),
     ) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test-key")
@@ -41,10 +44,11 @@ def test_run_a_plan_with_the_openai_agent(
     assert git(repo, "show", f"{branch}:hello.txt") == "hello\n"
     stats = json.loads(run_cli("stats", "--repo", repo, "--json").output)
     [task] = stats["tasks"]
-    assert (task["units"], task["tokens_in"], task["tokens_out"]) == (1, 3500, 350)
+    assert (task["units"], task["tokens_in"], task["tokens_out"]) == (2, 5500, 550)
     assert task["cost"] > 0 and task["estimated"] is True
     with Store.open(StateDir.for_repo(repo).database) as store:
-        [unit] = store.units(stats["run"])
+        [unit, review] = store.units(stats["run"])
+    assert (unit.role, review.role, review.lens) == ("implementer", "evaluator", "general")
     transcript = Path(str(unit.transcript)).read_text()
     assert "Write hello.txt." in transcript
     assert "sk-local-test-key" not in transcript
@@ -58,7 +62,14 @@ def test_a_task_routes_to_its_own_agent(
     repo = make_repo(tmp_path / "repo", {f"plan/{k}": v for k, v in files.items()})
     replay = tmp_path / "replay.json"
     replay.write_text(
-        json.dumps({"tasks": {"T-001": [{"actions": [{"write": "a.txt", "text": "a\n"}]}]}})
+        json.dumps(
+            {
+                "tasks": {
+                    "T-001": [{"actions": [{"write": "a.txt", "text": "a\n"}]}],
+                    "T-002": [{"review": ACCEPT}],  # the run's reviewer reviews every task
+                }
+            }
+        )
     )
     with ScriptedOpenAI(
         call("write", {"path": "b.txt", "content": "b\n"}, 100),
@@ -71,9 +82,11 @@ def test_a_task_routes_to_its_own_agent(
     assert result.exit_code == 0, result.output
     with Store.open(StateDir.for_repo(repo).database) as store:
         units = store.units(store.runs()[0].id)
-    assert [(u.task_id, u.agent, u.model) for u in units] == [
-        ("T-001", "replay", None),
-        ("T-002", "openai", "gpt-4o"),
+    assert [(u.task_id, u.role, u.agent, u.model) for u in units] == [
+        ("T-001", "implementer", "replay", None),
+        ("T-001", "evaluator", "replay", None),
+        ("T-002", "implementer", "openai", "gpt-4o"),
+        ("T-002", "evaluator", "replay", None),
     ]
 
 
@@ -99,6 +112,7 @@ def test_the_plan_file_routes_the_run(
     with ScriptedOpenAI(
         call("write", {"path": "a.txt", "content": "a\n"}, 100),
         call("submit_case", {"case": "done", "resolution": "Wrote a.txt."}, 100),
+        call("submit_verdict", ACCEPT, 100),
     ) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test-key")

@@ -106,7 +106,11 @@ def test_waiting_task_continues_after_a_person_answers(tmp_path: Path) -> None:
     assert order == sorted(order)
     assert "**Status**: DONE" in final
     with Store.open(StateDir.for_repo(repo).database) as store:
-        [unit] = [u for u in store.units(summary.run_id) if u.outcome == "done"]
+        [unit] = [
+            u
+            for u in store.units(summary.run_id)
+            if u.outcome == "done" and u.role == "implementer"
+        ]
         prompt = json.loads(Path(str(unit.transcript)).read_text().splitlines()[0])["content"]
     assert "Asked: Which separator?" in prompt and "Answer: comma" in prompt
 
@@ -266,28 +270,34 @@ def test_user_checkout_is_untouched_and_uncommitted_work_is_invisible(tmp_path: 
 
 def test_stats_per_task(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
+    review = {"verdict": "accept", "tokens_in": 50, "tokens_out": 5, "cost": 0.0625}
     plan = tasktrack_plan(tmp_path, ["FOO-1", "FOO-2"])
     replay = script(
         tmp_path,
         {
             "FOO-1": [
                 attempt(write("a.txt", "a \n"), tokens_in=100, tokens_out=10, cost=0.25),
-                attempt(write("a.txt", "a\n"), tokens_in=120, tokens_out=12, cost=0.5),
+                attempt(
+                    write("a.txt", "a\n"), tokens_in=120, tokens_out=12, cost=0.5, review=review
+                ),
             ],
-            "FOO-2": [attempt(write("b.txt", "b\n"), tokens_in=7, tokens_out=3, cost=0.125)],
+            "FOO-2": [
+                attempt(write("b.txt", "b\n"), tokens_in=7, tokens_out=3, cost=0.125, review=review)
+            ],
         },
     )
     summary, _ = run_plan(plan, repo, replay)
     with Store.open(StateDir.for_repo(repo).database) as store:
         figures = store.stats(summary.run_id).as_json()
     rows = {r["task_id"]: r for r in figures["tasks"]}
+    # FOO-1: two implementer units (the first fails its whitespace check) and one review.
     assert (rows["FOO-1"]["units"], rows["FOO-1"]["tokens_in"], rows["FOO-1"]["cost"]) == (
-        2,
-        220,
-        0.75,
+        3,
+        270,
+        0.8125,
     )
-    assert (figures["total"]["units"], figures["total"]["tokens_out"]) == (3, 25)
-    assert figures["total"]["cost"] == pytest.approx(0.875)
+    assert (figures["total"]["units"], figures["total"]["tokens_out"]) == (5, 35)
+    assert figures["total"]["cost"] == pytest.approx(1.0)
 
 
 def test_bad_input_creates_nothing(tmp_path: Path, isolated_home: Path) -> None:

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from taskhand.settings import Route, SettingsError, routing
+from taskhand.runconfig import PromptCaps
+from taskhand.settings import Review, Route, SettingsError, prompt_caps, review, routing
 
 
 def plan_with(tmp_path: Path, text: str | None) -> Path:
@@ -42,9 +43,29 @@ def test_the_file_then_the_environment_then_flags(tmp_path: Path) -> None:
         ("[jobs]\nn = 2\n", "unknown section [jobs]"),
         ("[run]\nagents = 'x'\n", "[run] agents"),
         ("[roles.evaluator]\nagent = 3\n", "[roles.evaluator]"),
+        ("[review]\nlenses = ['style']\n", "[review] lenses"),
+        ("[review]\nlenses = []\n", "[review] lenses"),
+        ("[review]\nlenses = ['tests', 'tests']\n", "[review] lenses"),
+        ("[review]\nbounces = 0\n", "[review] bounces"),
+        ("[review]\nbounces = true\n", "[review] bounces"),
+        ("[review]\nrounds = 2\n", "[review] rounds"),
+        ("[prompts]\nplan_bytes = -1\n", "[prompts] plan_bytes"),
+        ("[prompts]\nplan = 100\n", "[prompts] plan"),
     ],
 )
 def test_a_bad_file_says_where_and_how_to_fix(tmp_path: Path, text: str, message: str) -> None:
     with pytest.raises(SettingsError, match=r"taskhand\.toml: .*\(fix: ") as caught:
         routing(plan_with(tmp_path, text), env={})
     assert message in str(caught.value)
+
+
+def test_review_and_prompt_caps_from_the_file(tmp_path: Path) -> None:
+    assert review(plan_with(tmp_path, None)) == Review(None, None)
+    assert prompt_caps(tmp_path) == PromptCaps()
+    plan = plan_with(
+        tmp_path,
+        "[review]\nlenses = ['correctness', 'security']\nbounces = 2\n"
+        "[prompts]\nplan_bytes = 3000\nledger_entries = 2\n",
+    )
+    assert review(plan) == Review(["correctness", "security"], 2)
+    assert prompt_caps(plan) == PromptCaps(plan_bytes=3000, ledger_entries=2)

@@ -18,7 +18,7 @@ import pytest
 from taskhand import store as store_module
 from taskhand.agents.base import Usage
 from taskhand.model import Status
-from taskhand.records import Run, TaskState
+from taskhand.records import Entry, Run, TaskState
 from taskhand.store import Store
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -248,8 +248,8 @@ def test_units_round_trip(store: Store) -> None:
     run = new_run(store)
     attempt = store.start_attempt(run.id, "T-1", "/wt", "b", "base")
     other = store.start_attempt(run.id, "T-2", "/wt", "b", "base")
-    unit_id = store.start_unit(attempt.id, "implementer", "claude", "opus", 1234)
-    open_id = store.start_unit(other.id, "evaluator", "codex", None, 99)
+    unit_id = store.start_unit(attempt.id, "implementer", "claude", "opus", "héllo " * 200)
+    open_id = store.start_unit(other.id, "evaluator", "codex", None, "x", lens="security")
     (started,) = store.units(run.id, "T-1")
     assert (started.id, started.attempt_id, started.run_id, started.task_id) == (
         unit_id,
@@ -261,8 +261,9 @@ def test_units_round_trip(store: Store) -> None:
         "implementer",
         "claude",
         "opus",
-        1234,
+        1400,  # bytes, not characters: é takes two
     )
+    assert started.prompt_tokens == 350 and started.lens == ""
     assert (started.ended, started.outcome, started.transcript) == (None, None, None)
     assert started.usage == Usage()
 
@@ -275,10 +276,57 @@ def test_units_round_trip(store: Store) -> None:
     assert finished.usage == Usage(100, 20, 50, 0.25, True)
     assert [u.id for u in store.units(run.id)] == [unit_id, open_id]
     assert store.units(run.id)[1].model is None
+    assert (store.units(run.id)[1].lens, store.units(run.id)[1].prompt_tokens) == ("security", 1)
     with pytest.raises(KeyError):
-        store.start_unit(9999, "implementer", "claude", None, 0)
+        store.start_unit(9999, "implementer", "claude", None, "")
     with pytest.raises(KeyError):
         store.finish_unit(9999, "done", Usage(), None)
+
+
+def test_ledger_entry_is_written_with_the_attempt_end_and_read_per_task(store: Store) -> None:
+    run = new_run(store)
+    first = store.start_attempt(run.id, "T-1", "/wt", "b", "base")
+    other = store.start_attempt(run.id, "T-2", "/wt", "b", "base")
+    second = store.start_attempt(run.id, "T-1", "/wt", "b", "base")
+    verdict = {"verdict": "reject", "category": "weak_test", "concern": "c", "next_step": "n"}
+    store.finish_attempt(
+        first.id,
+        "rejected",
+        "weak_test",
+        Entry(
+            "rejected",
+            "the reviewer rejected it",
+            "1 file (+3 -0): a.py",
+            {"resolution": "r"},
+            [{"name": "scope", "ok": True}],
+            [verdict],
+        ),
+    )
+    store.finish_attempt(other.id, "failed", "x", Entry("checks_failed", "exit 1"))
+    store.finish_attempt(second.id, "passed", "ok", Entry("accepted", "accepted"))
+    entries = store.ledger(run.id, "T-1")
+    assert [(e.iteration, e.outcome, e.attempt_id) for e in entries] == [
+        (1, "rejected", first.id),
+        (2, "accepted", second.id),
+    ]
+    assert entries[0].verdicts == [verdict] and entries[0].report == {"resolution": "r"}
+    assert entries[0].gates == [{"name": "scope", "ok": True}]
+    assert entries[0].diff_summary == "1 file (+3 -0): a.py"
+    assert [e.iteration for e in store.ledger(run.id, "T-1", last=1)] == [2]
+    assert [e.outcome for e in store.ledger(run.id, "T-2")] == ["checks_failed"]
+    assert store.attempts(run.id, "T-1")[0].status == "rejected"
+
+
+def test_ledger_entry_and_attempt_end_commit_together(store: Store, db_path: Path) -> None:
+    run = new_run(store)
+    attempt = store.start_attempt(run.id, "T-1", "/wt", "b", "base")
+    store.finish_attempt(attempt.id, "failed", "x", Entry("checks_failed", "exit 1"))
+    with pytest.raises(sqlite3.IntegrityError):  # one entry per attempt, never two
+        store.finish_attempt(attempt.id, "failed", "y", Entry("checks_failed", "again"))
+    assert store.attempts(run.id, "T-1")[0].reason == "x"  # the failed write changed nothing
+    assert len(store.ledger(run.id, "T-1")) == 1
+    with raw(db_path) as conn, pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        conn.execute("UPDATE ledger SET outcome = 'accepted'")
 
 
 def test_gates_round_trip(store: Store) -> None:
@@ -360,7 +408,7 @@ def make_units(store: Store, db_path: Path) -> str:
     ]
     for task_id, usage, start, end in spans:
         attempt = store.start_attempt(run.id, task_id, "/wt", "b", "base")
-        unit_id = store.start_unit(attempt.id, "implementer", "claude", None, 10)
+        unit_id = store.start_unit(attempt.id, "implementer", "claude", None, "prompt")
         store.finish_unit(unit_id, "done", usage, None)
         with raw(db_path) as conn:  # fix the clock so agent seconds are known
             conn.execute(
@@ -368,7 +416,7 @@ def make_units(store: Store, db_path: Path) -> str:
                 (f"2026-12-02T{start}Z", f"2026-12-02T{end}Z", unit_id),
             )
     attempt = store.start_attempt(run.id, "T-3", "/wt", "b", "base")
-    store.start_unit(attempt.id, "implementer", "claude", None, 10)
+    store.start_unit(attempt.id, "implementer", "claude", None, "prompt")
     return run.id
 
 
@@ -501,7 +549,7 @@ def test_reopening_applies_nothing_twice(db_path: Path) -> None:
         run = new_run(first)
     with Store.open(db_path) as second:
         assert second.get_run(run.id) == run
-    assert applied(db_path) == ["_m001_initial"]
+    assert applied(db_path) == ["_m001_initial", "_m002_review"]
 
 
 def test_old_database_gets_only_missing_migrations(

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from taskhand import clean, demo, formats, git, launch, runconfig, settings, watch
+from taskhand.agents.base import LENSES
 from taskhand.paths import StateDir
 from taskhand.records import Run
 from taskhand.store import Store
@@ -56,7 +57,28 @@ def _finish(summary: runconfig.Summary) -> None:
     "--base", "base_ref", default="HEAD", show_default=True, help="The commit tasks start from."
 )
 @click.option("--new", is_flag=True, help="Start a new run even if the last one is unfinished.")
-@click.option("--max-attempts", type=click.IntRange(1), default=3, show_default=True)
+@click.option(
+    "--max-attempts",
+    type=click.IntRange(1),
+    default=3,
+    show_default=True,
+    help="Attempts per task that may fail their checks.",
+)
+@click.option(
+    "--bounces",
+    type=click.IntRange(1),
+    help="Attempts per task the reviewer may reject (default: the plan's taskhand.toml, else 3).",
+)
+@click.option(
+    "--review",
+    "lenses",
+    help="Reviewers, comma-separated, each in its own copy: "
+    f"{', '.join(LENSES)} (default: the plan's taskhand.toml, else general).",
+)
+@click.option(
+    "--evaluator", help="The reviewers' agent (default: [roles.evaluator], else --agent)."
+)
+@click.option("--evaluator-model", help="The model the reviewers use.")
 @click.option(
     "--unit-timeout",
     type=click.FloatRange(min=1),
@@ -79,6 +101,10 @@ def run(
     base_ref: str,
     new: bool,
     max_attempts: int,
+    bounces: int | None,
+    lenses: str | None,
+    evaluator: str | None,
+    evaluator_model: str | None,
     unit_timeout: float,
     run_timeout: float | None,
     task_tokens: int | None,
@@ -92,12 +118,30 @@ def run(
 
     An unfinished earlier run of the same plan is continued (use --new for a fresh one).
     """
+    folder = formats.plan_folder(plan)
+    routes = settings.routing(folder, agent, model)
+    review = settings.review(folder)
     caps = runconfig.Caps(
-        max_attempts, unit_timeout, run_timeout, task_tokens, run_tokens, task_dollars, run_dollars
+        max_attempts=max_attempts,
+        bounces=bounces or review.bounces or runconfig.Caps.bounces,
+        unit_seconds=unit_timeout,
+        run_seconds=run_timeout,
+        task_tokens=task_tokens,
+        run_tokens=run_tokens,
+        task_dollars=task_dollars,
+        run_dollars=run_dollars,
     )
-    route = settings.routing(formats.plan_folder(plan), agent, model).run
+    reviewer = routes.roles.get("evaluator")
     config = runconfig.RunConfig(
-        route.agent, route.model, str(script.resolve()) if script else None, base_ref, caps
+        routes.run.agent,
+        routes.run.model,
+        str(script.resolve()) if script else None,
+        base_ref,
+        caps,
+        evaluator=evaluator or (reviewer.agent if reviewer else None),
+        evaluator_model=evaluator_model or (reviewer.model if reviewer else None),
+        lenses=_lenses(lenses) if lenses else review.lenses or ["general"],
+        prompt_caps=settings.prompt_caps(folder),
     )
     listener = _listener(as_json)
     try:
@@ -106,6 +150,17 @@ def run(
         listener.close()
     _report(summary, as_json)
     _finish(summary)
+
+
+def _lenses(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in LENSES]
+    if unknown or not names or len(set(names)) != len(names):
+        raise click.BadParameter(
+            f"{text!r} (fix: distinct names from {', '.join(LENSES)})",
+            param_hint="--review",
+        )
+    return names
 
 
 @click.command()

@@ -70,3 +70,53 @@ def symlinks(repo: Path, sha: str, paths: list[str]) -> dict[str, str]:
         targets[path] = git._decode(rest[:size])
         rest = rest[size + 1 :]
     return targets
+
+
+@dataclass(frozen=True)
+class Counted:
+    """One changed path and its added and deleted lines (None for binary files)."""
+
+    path: str
+    added: int | None
+    deleted: int | None
+
+
+def counts(repo: Path, base: str, head: str) -> list[Counted]:
+    """Lines added and deleted per changed path, renames shown under the new name."""
+    diff = ["diff-tree", "-r", "-z", "--numstat", "-M"]
+    raw = git._git(repo, *diff, git.resolve(repo, base), git.resolve(repo, head)).stdout
+    fields = git._fields(raw)
+    found: list[Counted] = []
+    i = 0
+    while i < len(fields):
+        added, deleted, path = fields[i].split("\t", 2)
+        if not path:  # a rename: the old and the new name follow as fields of their own
+            path, i = fields[i + 2], i + 3
+        else:
+            i += 1
+        found.append(Counted(path, _lines(added), _lines(deleted)))
+    return found
+
+
+def _lines(count: str) -> int | None:
+    return None if count == "-" else int(count)  # git writes - for a binary file
+
+
+def summary(repo: Path, base: str, head: str, names: int = 8) -> str:
+    """One line: how many files changed, lines added and deleted, and the first names."""
+    changed = counts(repo, base, head)
+    if not changed:
+        return "no changes"
+    added = sum(c.added or 0 for c in changed)
+    deleted = sum(c.deleted or 0 for c in changed)
+    shown = ", ".join(c.path for c in changed[:names])
+    more = f" and {len(changed) - names} more" if len(changed) > names else ""
+    files = "1 file" if len(changed) == 1 else f"{len(changed)} files"
+    return f"{files} changed (+{added} -{deleted}): {shown}{more}"
+
+
+def patch(repo: Path, base: str, head: str) -> str:
+    """The unified diff from `base` to `head`, as a reviewer reads it."""
+    diff = ["diff-tree", "-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv"]
+    raw = git._git(repo, *diff, git.resolve(repo, base), git.resolve(repo, head)).stdout
+    return raw.decode("utf-8", "replace")  # prompt text: undecodable bytes become U+FFFD

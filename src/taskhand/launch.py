@@ -32,6 +32,10 @@ def _agents(plan: Plan, config: RunConfig) -> dict[str, Agent]:
     """The run's agent and every agent a task routes to, made (and checked) before any work."""
     script = Path(config.script) if config.script else None
     made = {config.agent: agents.create(config.agent, script, config.model)}
+    if config.evaluator_agent not in made:
+        made[config.evaluator_agent] = agents.create(
+            config.evaluator_agent, script, config.evaluator_model
+        )
     for task in plan.tasks:
         if task.agent and task.agent not in made:
             made[task.agent] = agents.create(task.agent, script, task.model or config.model)

@@ -5,7 +5,7 @@ Readers of the store (the runner, the CLI, exports) work with these; only `store
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from taskhand.agents.base import Usage
@@ -71,6 +71,8 @@ class UnitRow:
     outcome: str | None
     transcript: str | None
     prompt_bytes: int
+    prompt_tokens: int  # estimated from the prompt's bytes
+    lens: str  # an evaluator's review focus; "" for other roles
 
     @property
     def usage(self) -> Usage:
@@ -89,6 +91,38 @@ class Gate:
     exit_code: int | None
     seconds: float | None
     output: str
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What one attempt at a task came to, for the task's ledger.
+
+    `outcome` is accepted, rejected, checks_failed, no_changes or unit_failed; `report`
+    the worker's case, `gates` the machine checks, `verdicts` the reviewers' judgements.
+    """
+
+    outcome: str
+    summary: str
+    diff_summary: str = ""
+    report: dict[str, Any] = field(default_factory=dict)
+    gates: list[dict[str, Any]] = field(default_factory=list)
+    verdicts: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    id: int
+    run_id: str
+    task_id: str
+    attempt_id: int
+    iteration: int
+    outcome: str
+    summary: str
+    diff_summary: str
+    report: dict[str, Any]
+    gates: list[dict[str, Any]]
+    verdicts: list[dict[str, Any]]
+    created: str
 
 
 @dataclass(frozen=True)

@@ -16,14 +16,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from taskhand import git, prompts, schedule
-from taskhand.agents.base import Agent, Case, Outcome, Role, Unit
+from taskhand import diffs, git, prompts, schedule
+from taskhand.agents.base import Agent, Case, Outcome, Role, Unit, Verdict
 from taskhand.formats.templates import slug
-from taskhand.gates import run_gates
+from taskhand.gates import GateResult, run_gates
 from taskhand.model import Plan, Status, Task
 from taskhand.paths import StateDir
 from taskhand.problems import PlanError
-from taskhand.records import Event, Run
+from taskhand.records import Attempt, Entry, Event, Run
+from taskhand.review_copy import VIOLATION, disposable_copy
 from taskhand.runconfig import RunConfig, Summary
 from taskhand.schedule import Exit
 from taskhand.secrets import Redactor
@@ -47,6 +48,17 @@ class _Result:
 
     status: Status | None
     text: str
+
+
+# An empty change is rejected by the harness itself: there is nothing for a reviewer to read.
+NOTHING_DONE = Verdict(
+    False,
+    "acceptance_gap",
+    "The attempt changed no files: no work was performed in this task.",
+    [],
+    "Make the changes the task asks for in the workspace.",
+)
+REVIEW_TRIES = 2  # a reviewer that breaks or writes outside its copy is replaced once
 
 
 def task_branch(task: Task) -> str:
@@ -78,6 +90,7 @@ class Runner:
         self.run = run
         self.agents = agents
         self.agent = agents[config.agent]  # tasks without an agent of their own use this one
+        self.evaluator = agents.get(config.evaluator_agent, self.agent)
         self.config = config
         self.caps = config.caps
         self.listener = listener
@@ -202,19 +215,14 @@ class Runner:
         self.step("TaskTrack STEP: Claim")
         book.claim(task.id)
         self.step("TaskTrack STEP: Execute")
-        max_attempts = task.max_attempts or self.caps.max_attempts
         while True:
-            failed = [a for a in self.store.attempts(self.run.id, task.id) if a.status == "failed"]
-            reason = ""
-            if len(failed) >= max_attempts:
-                reason = f"{len(failed)} attempts failed; the last: {failed[-1].reason}"
-            reason = reason or self.task_cap(task.id)
+            reason = self.attempts_cap(task) or self.task_cap(task.id)
             if reason:
                 result = _Result(Status.FAIL, reason)
                 break
             if self.run_cap():
                 return None
-            result = self.attempt(plan, book, task, [a.reason or "" for a in failed])
+            result = self.attempt(plan, book, task)
             if result.status is not None:
                 break
         assert result.status is not None
@@ -224,21 +232,51 @@ class Runner:
         self.step(f"TaskTrack FINISHED: Task {task.id}")
         return result.status
 
-    def attempt(self, plan: Plan, book: StatusBook, task: Task, feedback: list[str]) -> _Result:
+    def attempts_cap(self, task: Task) -> str:
+        """Why the task may not have another attempt: too many failed, or rejected, or ""."""
+        attempts = self.store.attempts(self.run.id, task.id)
+        failed = [a for a in attempts if a.status == "failed"]
+        rejected = [a for a in attempts if a.status == "rejected"]
+        broken = [a for a in attempts if a.status == "review_failed"]
+        if broken:
+            return broken[-1].reason or "the review could not be done"
+        if len(failed) >= (task.max_attempts or self.caps.max_attempts):
+            return f"{len(failed)} attempts failed; the last: {failed[-1].reason}"
+        if len(rejected) >= self.caps.bounces:
+            return (
+                f"the reviewer rejected {len(rejected)} attempts, the bounce cap; "
+                f"the last: {rejected[-1].reason}"
+            )
+        return ""
+
+    def attempt(self, plan: Plan, book: StatusBook, task: Task) -> _Result:
         base = git.branch_sha(self.repo, self.run.run_branch)
         assert base is not None
-        number = len(self.store.attempts(self.run.id, task.id)) + 1
+        earlier = self.store.attempts(self.run.id, task.id)
+        number = len(earlier) + 1
         worktree = self.state.worktree(self.run.id, task.id, number)
         branch = self.branch_for(task, base)
         attempt = self.store.start_attempt(self.run.id, task.id, str(worktree), branch, base)
-        self.emit("attempt_started", task.id, attempt=attempt.number)
+        building_on = self.building_on(earlier, base)
+        start = building_on.candidate_sha if building_on else None
+        self.emit("attempt_started", task.id, attempt=attempt.number, start=start or base)
         if git.branch_sha(self.repo, branch) not in (None, base):
             git.delete_branch(self.repo, branch)  # ours: an earlier attempt of this run
-        git.add_worktree(self.repo, worktree, branch, base)
+        git.add_worktree(self.repo, worktree, branch, start or base)
         try:
-            return self.work(plan, book, task, attempt.id, attempt.number, worktree, base, feedback)
+            shown = building_on.number if building_on else None
+            return self.work(plan, book, task, attempt, worktree, shown)
         finally:
             git.remove_worktree(self.repo, worktree)
+
+    def building_on(self, earlier: list[Attempt], base: str) -> Attempt | None:
+        """The rejected attempt the next one continues from: a reviewer's findings are fixed
+        in the work it read, not by starting over. Only when its candidate sits on `base`."""
+        ended = [a for a in earlier if a.status != "interrupted"]
+        last = ended[-1] if ended else None
+        if last is None or last.status != "rejected" or not last.candidate_sha:
+            return None
+        return last if git.resolve(self.repo, f"{last.candidate_sha}^") == base else None
 
     def branch_for(self, task: Task, base: str) -> str:
         """The task's branch; one of that name that this run did not make is left alone."""
@@ -253,34 +291,79 @@ class Runner:
         plan: Plan,
         book: StatusBook,
         task: Task,
-        attempt_id: int,
-        number: int,
+        attempt: Attempt,
         worktree: Path,
-        base: str,
-        feedback: list[str],
+        building_on: int | None,
     ) -> _Result:
-        prompt = self.redact(prompts.implement(plan, task, book.statuses(), feedback))
-        outcome = self.unit(task, attempt_id, number, worktree, prompt)
+        context = self.context(plan, book, task, worktree)
+        prompt = self.redact(prompts.worker(task, context, building_on))
+        outcome = self.unit(Role.IMPLEMENTER, task, attempt, worktree, prompt)
         if outcome.case is Case.QUESTION and outcome.question:
-            self.store.finish_attempt(attempt_id, "question", self.redact(outcome.question.text))
+            self.store.finish_attempt(attempt.id, "question", self.redact(outcome.question.text))
             return _Result(Status.WAIT, _request(outcome))
         if outcome.case is Case.FAILED:
-            self.store.finish_attempt(attempt_id, "gave_up", self.redact(outcome.failure))
-            return _Result(Status.FAIL, outcome.failure or "the agent gave up")
+            failure = outcome.failure or "the agent gave up"
+            failure = self.end_attempt(attempt, "gave_up", failure, Entry("gave_up", failure))
+            return _Result(Status.FAIL, failure)
         if outcome.case is not Case.DONE:
-            return self.reject(attempt_id, task, outcome.failure or "the agent did not finish")
+            failure = outcome.failure or "the agent did not finish"
+            return self.retry(attempt, task, "failed", failure, Entry("unit_failed", failure))
+        base = attempt.base_sha
         candidate = git.commit_worktree(worktree, base, f"{task.id}: {task.title}")
         if candidate is None:
-            return self.reject(attempt_id, task, "the attempt changed no files")
-        self.store.set_candidate(attempt_id, candidate)
+            entry = Entry("no_changes", NOTHING_DONE.concern, verdicts=[_verdict(NOTHING_DONE)])
+            return self.retry(attempt, task, "failed", "the attempt changed no files", entry)
+        self.store.set_candidate(attempt.id, candidate)
+        results = self.gate(task, attempt, worktree, candidate)
+        summary = diffs.summary(self.repo, base, candidate)
+        case = {"resolution": outcome.resolution, **_report(outcome)}
+        gates = [{"name": g.name, "ok": g.ok, "detail": g.detail} for g in results]
+        failures = [g.detail for g in results if not g.ok]
+        if failures:
+            entry = Entry("checks_failed", "; ".join(failures), summary, case, gates)
+            return self.retry(attempt, task, "failed", "; ".join(failures), entry)
+        found = self.review(task, context, attempt, worktree, candidate, outcome, results, summary)
+        if isinstance(found, str):
+            entry = Entry("review_failed", found, summary, case, gates)
+            reason = self.end_attempt(attempt, "review_failed", found, entry)
+            self.emit("attempt_failed", task.id, reason=reason)
+            return _Result(Status.FAIL, reason)
+        verdicts = [_verdict(v, lens) for lens, v in found]
+        rejections = [(lens, v) for lens, v in found if not v.accepted]
+        if rejections:
+            reason = "; ".join(_rejection(lens, v) for lens, v in rejections)
+            entry = Entry("rejected", reason, summary, case, gates, verdicts)
+            return self.retry(attempt, task, "rejected", reason, entry)
+        resolution = outcome.resolution or f"{task.title}: done"
+        entry = Entry("accepted", resolution, summary, case, gates, verdicts)
+        resolution = self.end_attempt(attempt, "passed", resolution, entry)
+        git.move_branch(self.repo, self.run.run_branch, candidate, base)
+        self.emit("integrated", task.id, sha=candidate)
+        return _Result(Status.DONE, resolution)
+
+    def context(self, plan: Plan, book: StatusBook, task: Task, worktree: Path) -> prompts.Context:
+        """What the task's prompts show besides the task: read from the attempt's workspace
+        (the project's conventions as of the base) and its own ledger, nothing else."""
+        caps = self.config.prompt_caps
+        return prompts.Context(
+            plan,
+            book.statuses(),
+            prompts.conventions(worktree, caps.context_bytes),
+            self.store.ledger(self.run.id, task.id, caps.ledger_entries),
+            caps,
+        )
+
+    def gate(
+        self, task: Task, attempt: Attempt, worktree: Path, candidate: str
+    ) -> list[GateResult]:
         forbidden = self.plan_folder_in_repo()
         results = [
             replace(g, detail=self.redact(g.detail), output=self.redact(g.output))
-            for g in run_gates(self.repo, worktree, base, candidate, task, forbidden)
+            for g in run_gates(self.repo, worktree, attempt.base_sha, candidate, task, forbidden)
         ]
         for gate in results:
             self.store.record_gate(
-                attempt_id,
+                attempt.id,
                 gate.name,
                 gate.ok,
                 gate.detail,
@@ -289,30 +372,90 @@ class Runner:
                 gate.output,
             )
             self.emit("gate", task.id, name=gate.name, ok=gate.ok, detail=gate.detail)
-        failures = [g.detail for g in results if not g.ok]
-        if failures:
-            return self.reject(attempt_id, task, "; ".join(failures))
-        resolution = outcome.resolution or f"{task.title}: done"
-        self.store.finish_attempt(attempt_id, "passed", self.redact(resolution))
-        git.move_branch(self.repo, self.run.run_branch, candidate, base)
-        self.emit("integrated", task.id, sha=candidate)
-        return _Result(Status.DONE, resolution)
+        return results
+
+    def review(
+        self,
+        task: Task,
+        context: prompts.Context,
+        attempt: Attempt,
+        worktree: Path,
+        candidate: str,
+        outcome: Outcome,
+        gates: list[GateResult],
+        summary: str,
+    ) -> list[tuple[str, Verdict]] | str:
+        """Every reviewer's verdict on the candidate, each from its own disposable copy; or
+        why the review could not be done."""
+        base = attempt.base_sha
+        shown = prompts.Candidate(
+            outcome.resolution,
+            outcome.report,
+            gates,
+            diffs.changed_paths(self.repo, base, candidate),
+            diffs.patch(self.repo, base, candidate),
+            summary,
+        )
+        verdicts = []
+        for lens in self.config.lenses:
+            prompt = self.redact(prompts.evaluator(task, context, shown, lens))
+            found = self.reviewer(task, attempt, worktree, candidate, prompt, lens)
+            if isinstance(found, str):
+                return found
+            verdicts.append((lens, found))
+        return verdicts
+
+    def reviewer(
+        self, task: Task, attempt: Attempt, worktree: Path, candidate: str, prompt: str, lens: str
+    ) -> Verdict | str:
+        """One reviewer's verdict. A reviewer that breaks, or that changes the candidate's
+        worktree, is replaced once; its verdict does not count."""
+        problem = ""
+        for n in range(1, REVIEW_TRIES + 1):
+            copy_path = worktree.with_name(f"{worktree.name}-review-{lens}-{n}")
+            with disposable_copy(self.repo, candidate, copy_path, worktree) as copy:
+                outcome = self.unit(Role.EVALUATOR, task, attempt, copy.path, prompt, lens)
+            if copy.violations:
+                problem = f"{VIOLATION}: the {lens} reviewer changed the candidate: " + ", ".join(
+                    copy.violations[:10]
+                )
+                self.emit(VIOLATION, task.id, lens=lens, changes=copy.violations[:50])
+                _restore(worktree)
+                continue
+            if outcome.case is Case.DONE and outcome.verdict is not None:
+                verdict = self.redact.value(_verdict(outcome.verdict, lens))
+                self.emit("verdict", task.id, **verdict)
+                return outcome.verdict
+            problem = f"the {lens} reviewer gave no verdict: {outcome.failure or outcome.case}"
+            self.emit("review_failed", task.id, lens=lens, reason=problem)
+        return problem
 
     def unit(
-        self, task: Task, attempt_id: int, number: int, worktree: Path, prompt: str
+        self,
+        role: Role,
+        task: Task,
+        attempt: Attempt,
+        worktree: Path,
+        prompt: str,
+        lens: str = "",
     ) -> Outcome:
-        model = task.model or self.config.model
-        agent = self.agents.get(task.agent or "", self.agent)
-        unit_id = self.store.start_unit(
-            attempt_id, str(Role.IMPLEMENTER), agent.name, model, len(prompt.encode())
-        )
-        self.emit("unit_started", task.id, role=str(Role.IMPLEMENTER), attempt=number)
+        if role is Role.EVALUATOR:
+            agent = self.evaluator
+            same = self.config.evaluator_agent == self.config.agent
+            model = self.config.evaluator_model or (self.config.model if same else None)
+        else:
+            agent = self.agents.get(task.agent or "", self.agent)
+            model = task.model or self.config.model
+        unit_id = self.store.start_unit(attempt.id, str(role), agent.name, model, prompt, lens)
+        self.emit("unit_started", task.id, role=str(role), attempt=attempt.number, lens=lens)
         timeout = task.timeout_seconds or self.caps.unit_seconds
         began = time.monotonic()
+        # The try counts attempts that ran to an end: a killed one is redone as the same try.
+        tries = self.store.attempts(self.run.id, task.id)
+        number = 1 + sum(a.status != "interrupted" for a in tries if a.id < attempt.id)
+        unit = Unit(role, task.id, number, prompt, worktree, timeout, model, lens)
         try:
-            outcome = agent.run(
-                Unit(Role.IMPLEMENTER, task.id, number, prompt, worktree, timeout, model)
-            )
+            outcome = agent.run(unit)
         except Exception as exc:  # a backend bug must fail the unit, not the run
             outcome = Outcome(Case.ERROR, failure=f"the agent crashed: {exc}")
         transcript = self.state.transcript(self.run.id, task.id, unit_id)
@@ -323,6 +466,7 @@ class Runner:
         self.emit(
             "unit_finished",
             task.id,
+            role=str(role),
             case=str(outcome.case),
             seconds=round(time.monotonic() - began, 3),
             tokens_in=outcome.usage.tokens_in,
@@ -331,10 +475,29 @@ class Runner:
         )
         return outcome
 
-    def reject(self, attempt_id: int, task: Task, reason: str) -> _Result:
-        self.store.finish_attempt(attempt_id, "failed", self.redact(reason))
-        self.emit("attempt_failed", task.id, reason=reason)
+    def retry(
+        self, attempt: Attempt, task: Task, status: str, reason: str, entry: Entry
+    ) -> _Result:
+        """End the attempt as `status` (failed or rejected), its entry in the ledger; the
+        task goes on to another attempt unless a cap says otherwise."""
+        reason = self.end_attempt(attempt, status, reason, entry)
+        kind = "attempt_failed" if status == "failed" else "attempt_rejected"
+        self.emit(kind, task.id, reason=reason)
         return _Result(None, reason)
+
+    def end_attempt(self, attempt: Attempt, status: str, reason: str, entry: Entry) -> str:
+        """Conclude the attempt and write its ledger entry, both redacted; the reason kept."""
+        r = self.redact
+        clean = Entry(
+            entry.outcome,
+            r(entry.summary),
+            r(entry.diff_summary),
+            r.value(entry.report),
+            r.value(entry.gates),
+            r.value(entry.verdicts),
+        )
+        self.store.finish_attempt(attempt.id, status, r(reason), clean)
+        return r(reason)
 
     # -- caps, ends and helpers ----------------------------------------------------------
 
@@ -400,6 +563,30 @@ class Runner:
 
     def emit(self, kind: str, task_id: str | None = None, **data: Any) -> None:
         self.listener(self.store.event(self.run.id, kind, task_id, **self.redact.value(data)))
+
+
+def _verdict(verdict: Verdict, lens: str = "general") -> dict[str, Any]:
+    return {"lens": lens, **verdict.as_json()}
+
+
+def _rejection(lens: str, verdict: Verdict) -> str:
+    who = "" if lens == "general" else f" ({lens})"
+    return f"rejected{who} as {verdict.category}: {verdict.concern}"
+
+
+def _report(outcome: Outcome) -> dict[str, Any]:
+    report = outcome.report
+    return {
+        "criteria": [{"criterion": e.criterion, "evidence": e.evidence} for e in report.criteria],
+        "workarounds": list(report.workarounds),
+        "uncertainties": list(report.uncertainties),
+    }
+
+
+def _restore(worktree: Path) -> None:
+    """Put the candidate's worktree back as its commit has it, after a reviewer wrote in it."""
+    git._git(worktree, "reset", "--quiet", "--hard", "HEAD")
+    git._git(worktree, "clean", "-fdxq")
 
 
 def _request(outcome: Outcome) -> str:

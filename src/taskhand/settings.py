@@ -1,7 +1,14 @@
-"""Which agent and model run a plan, in layers: defaults, the plan's file, environment, flags.
+"""A plan's settings, in layers: defaults, the plan's file, environment, flags.
 
-A plan may carry `taskhand.toml` beside its overview; `TASKHAND_AGENT` and `TASKHAND_MODEL`
-override it, command-line flags override both, and a task's frontmatter overrides them all.
+A plan may carry `taskhand.toml` beside its overview:
+
+    [run]                  agent, model
+    [roles.evaluator]      agent, model of the reviewers
+    [review]               lenses (a campaign: ["correctness", "security"]), bounces
+    [prompts]              overview_bytes, plan_bytes, context_bytes, diff_bytes, ledger_entries
+
+`TASKHAND_AGENT` and `TASKHAND_MODEL` override the file's route, command-line flags override
+both, and a task's frontmatter overrides them all.
 """
 
 from __future__ import annotations
@@ -9,8 +16,12 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
+
+from taskhand.agents.base import LENSES
+from taskhand.runconfig import PromptCaps
 
 FILE = "taskhand.toml"
 DEFAULT_AGENT = "replay"
@@ -57,22 +68,45 @@ def routing(
     return Routing(Route(chosen_agent, chosen_model), roles)
 
 
+@dataclass(frozen=True)
+class Review:
+    """The file's review settings; None where it says nothing."""
+
+    lenses: list[str] | None = None
+    bounces: int | None = None
+
+
+def review(plan_root: Path) -> Review:
+    table = _load(plan_root / FILE).get("review", {})
+    return Review(table.get("lenses"), table.get("bounces"))
+
+
+def prompt_caps(plan_root: Path) -> PromptCaps:
+    return PromptCaps(**_load(plan_root / FILE).get("prompts", {}))
+
+
 def _read(path: Path) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
-    """The [run] table and the [roles.*] tables, checked."""
+    """The [run] table and the [roles.*] tables."""
+    data = _load(path)
+    return data.get("run", {}), data.get("roles", {})
+
+
+def _load(path: Path) -> dict[str, Any]:
+    """The whole file, every section checked; empty when there is no file."""
     if not path.is_file():
-        return {}, {}
+        return {}
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise SettingsError(f"{path}: {exc} (fix: correct the TOML)") from None
-    allowed = {"run": ("agent", "model"), "roles": ()}
+    allowed = ("run", "roles", "review", "prompts")
     for section, value in data.items():
         if section not in allowed or not isinstance(value, dict):
             raise SettingsError(
-                f"{path}: unknown section [{section}] (fix: use [run] and [roles.<role>])"
+                f"{path}: unknown section [{section}] (fix: use {', '.join(allowed)})"
             )
     for key, value in data.get("run", {}).items():
-        if key not in allowed["run"] or not isinstance(value, str):
+        if key not in ("agent", "model") or not isinstance(value, str):
             raise SettingsError(f"{path}: [run] {key} (fix: [run] takes agent and model strings)")
     for role, spec in data.get("roles", {}).items():
         if not isinstance(spec, dict) or any(
@@ -81,4 +115,41 @@ def _read(path: Path) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
             raise SettingsError(
                 f"{path}: [roles.{role}] (fix: a role takes agent and model strings)"
             )
-    return data.get("run", {}), data.get("roles", {})
+    _check_review(path, data.get("review", {}))
+    _check_prompts(path, data.get("prompts", {}))
+    return data
+
+
+def _check_review(path: Path, table: dict[str, Any]) -> None:
+    for key, value in table.items():
+        if key == "lenses":
+            if (
+                not isinstance(value, list)
+                or not value
+                or any(v not in LENSES for v in value)
+                or len(set(value)) != len(value)
+            ):
+                raise SettingsError(
+                    f"{path}: [review] lenses = {value!r} (fix: a list of distinct names "
+                    f"from {', '.join(LENSES)})"
+                )
+        elif key == "bounces":
+            if not _count(value):
+                raise SettingsError(
+                    f"{path}: [review] bounces = {value!r} (fix: a whole number >= 1)"
+                )
+        else:
+            raise SettingsError(f"{path}: [review] {key} (fix: [review] takes lenses and bounces)")
+
+
+def _check_prompts(path: Path, table: dict[str, Any]) -> None:
+    known = [f.name for f in fields(PromptCaps)]
+    for key, value in table.items():
+        if key not in known:
+            raise SettingsError(f"{path}: [prompts] {key} (fix: use {', '.join(known)})")
+        if not _count(value):
+            raise SettingsError(f"{path}: [prompts] {key} = {value!r} (fix: a whole number >= 1)")
+
+
+def _count(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1

@@ -24,8 +24,10 @@ from taskhand.agents.base import Usage
 from taskhand.model import Status, id_key
 from taskhand.records import (
     Attempt,
+    Entry,
     Event,
     Gate,
+    LedgerEntry,
     Run,
     Stats,
     TaskState,
@@ -55,6 +57,16 @@ def now() -> str:
 
 def _seconds_between(start: str, end: str) -> float:
     return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens in `text` as tokenizers of current models average for English and code: about
+    four bytes a token. An estimate, kept beside the exact byte count."""
+    return (len(text.encode()) + 3) // 4
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def strip_secrets(value: Any) -> Any:
@@ -117,7 +129,24 @@ def _m001_initial(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: list[Migration] = [_m001_initial]
+def _m002_review(conn: sqlite3.Connection) -> None:
+    for statement in (
+        "ALTER TABLE units ADD COLUMN prompt_tokens INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE units ADD COLUMN lens TEXT NOT NULL DEFAULT ''",
+        # One entry per concluded attempt: what the next attempt and the reviewer are shown.
+        """CREATE TABLE ledger (id INTEGER PRIMARY KEY, run_id TEXT NOT NULL REFERENCES runs (id),
+            task_id TEXT NOT NULL, attempt_id INTEGER NOT NULL UNIQUE REFERENCES attempts (id),
+            iteration INTEGER NOT NULL, outcome TEXT NOT NULL, summary TEXT NOT NULL,
+            diff_summary TEXT NOT NULL, report TEXT NOT NULL, gates TEXT NOT NULL,
+            verdicts TEXT NOT NULL, created TEXT NOT NULL)""",
+        "CREATE INDEX ledger_task ON ledger (run_id, task_id, id)",
+        "CREATE TRIGGER ledger_no_update BEFORE UPDATE ON ledger"
+        " BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END",
+    ):
+        conn.execute(statement)
+
+
+MIGRATIONS: list[Migration] = [_m001_initial, _m002_review]
 
 
 @contextmanager
@@ -168,6 +197,7 @@ _DECODE: dict[str, Callable[[Any], Any]] = {
     "bool": bool,
     "Status": Status,
     "dict[str, Any]": json.loads,
+    "list[dict[str, Any]]": json.loads,
 }
 _TABLES = {
     "Run": "runs",
@@ -176,6 +206,7 @@ _TABLES = {
     "UnitRow": "units",
     "Gate": "gates",
     "Event": "events",
+    "LedgerEntry": "ledger",
 }
 
 
@@ -324,12 +355,46 @@ class Store:
         sql = "UPDATE attempts SET candidate_sha = ? WHERE id = ?"
         self._update(sql, (sha, attempt_id), f"no attempt {attempt_id}")
 
-    def finish_attempt(self, attempt_id: int, status: str, reason: str | None = None) -> None:
-        """End an attempt as `status`: anything but 'running', usually one of ATTEMPT_ENDS."""
+    def finish_attempt(
+        self,
+        attempt_id: int,
+        status: str,
+        reason: str | None = None,
+        entry: Entry | None = None,
+    ) -> None:
+        """End an attempt as `status`: anything but 'running', usually one of ATTEMPT_ENDS.
+
+        `entry` goes into the task's ledger in the same transaction, so an attempt is never
+        concluded without its entry, nor an entry written for an attempt left open.
+        """
         if status in ("", "running"):
             raise ValueError(f"an attempt cannot end as {status!r}; say how it ended")
-        sql = "UPDATE attempts SET status = ?, reason = ?, ended = ? WHERE id = ?"
-        self._update(sql, (status, reason, now(), attempt_id), f"no attempt {attempt_id}")
+        with self._write() as conn:
+            sql = "UPDATE attempts SET status = ?, reason = ?, ended = ? WHERE id = ?"
+            if conn.execute(sql, (status, reason, now(), attempt_id)).rowcount == 0:
+                raise KeyError(f"no attempt {attempt_id}")
+            if entry is not None:
+                conn.execute(
+                    "INSERT INTO ledger (run_id, task_id, attempt_id, iteration, outcome, summary,"
+                    " diff_summary, report, gates, verdicts, created) SELECT run_id, task_id, id,"
+                    " number, ?, ?, ?, ?, ?, ?, ? FROM attempts WHERE id = ?",
+                    (
+                        entry.outcome,
+                        entry.summary,
+                        entry.diff_summary,
+                        _json(entry.report),
+                        _json(entry.gates),
+                        _json(entry.verdicts),
+                        now(),
+                        attempt_id,
+                    ),
+                )
+
+    def ledger(self, run_id: str, task_id: str, last: int | None = None) -> list[LedgerEntry]:
+        """The task's ledger, oldest first; only its `last` entries when given."""
+        where = "run_id = ? AND task_id = ? ORDER BY id"
+        entries = self._select(LedgerEntry, where, (run_id, task_id))
+        return entries[-last:] if last else entries
 
     def attempts(self, run_id: str, task_id: str | None = None) -> list[Attempt]:
         where = "run_id = ?1 AND (?2 IS NULL OR task_id = ?2) ORDER BY id"
@@ -342,14 +407,22 @@ class Store:
     # Units
 
     def start_unit(
-        self, attempt_id: int, role: str, agent: str, model: str | None, prompt_bytes: int
+        self,
+        attempt_id: int,
+        role: str,
+        agent: str,
+        model: str | None,
+        prompt: str,
+        lens: str = "",
     ) -> int:
+        """Open a unit; its prompt's size is kept in bytes and in estimated tokens."""
+        size = len(prompt.encode())
         with self._write() as conn:
             cursor = conn.execute(
                 "INSERT INTO units (attempt_id, run_id, task_id, role, agent, model, started,"
-                " prompt_bytes) SELECT id, run_id, task_id, ?, ?, ?, ?, ? FROM attempts"
-                " WHERE id = ?",
-                (role, agent, model, now(), prompt_bytes, attempt_id),
+                " prompt_bytes, prompt_tokens, lens) SELECT id, run_id, task_id, ?, ?, ?, ?, ?,"
+                " ?, ? FROM attempts WHERE id = ?",
+                (role, agent, model, now(), size, estimate_tokens(prompt), lens, attempt_id),
             )
             if cursor.rowcount == 0 or cursor.lastrowid is None:
                 raise KeyError(f"no attempt {attempt_id}")

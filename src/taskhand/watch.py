@@ -66,16 +66,34 @@ class Progress:
         if kind == "attempt_started":
             self.task, self.attempt, self.since = task, int(data["attempt"]), time.monotonic()
             return f"  {task}: attempt {data['attempt']}"
+        if kind == "unit_started" and data.get("role") == "evaluator":
+            self.stage = f"review ({data.get('lens') or 'general'})"
+            return None
         if kind == "unit_finished":
+            who = "reviewer" if data.get("role") == "evaluator" else "agent"
             return (
-                f"  {task}: agent finished ({data['case']}) in {data['seconds']}s, "
+                f"  {task}: {who} finished ({data['case']}) in {data['seconds']}s, "
                 f"{data['tokens_in']} tokens in, {data['tokens_out']} out"
             )
+        if kind == "verdict":
+            lens = "" if data.get("lens") in (None, "general") else f" ({data['lens']})"
+            if data.get("verdict") == "accept":
+                return f"  {task}: reviewer{lens} accepted"
+            return f"  {task}: reviewer{lens} rejected as {data['category']}: {data['concern']}"
+        if kind == "reviewer_write_violation":
+            return (
+                f"  {task}: the {data['lens']} reviewer changed the candidate "
+                f"(reviewer_write_violation); its verdict does not count"
+            )
+        if kind == "review_failed":
+            return f"  {task}: {_first_line(data['reason'])}"
         if kind == "gate":
             mark = "passed" if data["ok"] else "FAILED"
             return f"  {task}: gate {data['name']} {mark}: {_first_line(data['detail'])}"
         if kind == "attempt_failed":
             return f"  {task}: attempt not accepted: {_first_line(data['reason'])}"
+        if kind == "attempt_rejected":
+            return f"  {task}: attempt rejected by the reviewer"
         if kind == "integrated":
             return f"  {task}: integrated as {str(data['sha'])[:12]}"
         if kind == "warning":

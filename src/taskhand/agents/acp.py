@@ -1,6 +1,7 @@
 """The acp backend: any agent that speaks the Agent Client Protocol over stdio runs each unit in
 its worktree. This module owns the agent's process and the session (initialize, session/new,
-the prompt, a nudge, timeout and kill) and the outcome; acp_client answers the agent's requests.
+the prompt, a nudge, timeout and kill) and the outcome or verdict; acp_client answers the
+agent's requests.
 """
 
 from __future__ import annotations
@@ -30,9 +31,18 @@ from pydantic import ValidationError
 from taskhand import __version__
 from taskhand.agents import prices as price_list
 from taskhand.agents.acp_client import AcpClient
-from taskhand.agents.base import AgentError, Case, CaseReport, Outcome, Question, Unit, Usage
-from taskhand.agents.cli import NUDGE
-from taskhand.agents.cli_outcome import Found, parse_outcome
+from taskhand.agents.base import (
+    AgentError,
+    Case,
+    CaseReport,
+    Outcome,
+    Question,
+    Role,
+    Unit,
+    Usage,
+)
+from taskhand.agents.cli import nudge
+from taskhand.agents.cli_outcome import Found, parse_outcome, redact_verdict
 from taskhand.secrets import Redactor, clean_env
 
 LINE_LIMIT = 50 * 1024 * 1024  # one JSON-RPC message; longer lines end the unit
@@ -154,12 +164,14 @@ class _Session:
         stop = await self.prompt(conn, self.unit.prompt)
         if stop != "end_turn":
             return f"{self.name} stopped with {stop}"
-        found = parse_outcome("".join(self.client.said))
+        role = self.unit.role
+        found = parse_outcome("".join(self.client.said), role)
         if isinstance(found, str):
-            stop = await self.prompt(conn, NUDGE)
+            stop = await self.prompt(conn, nudge(role))
             if stop != "end_turn":
-                return f"{self.name} stopped with {stop} when asked for the outcome block"
-            found = parse_outcome("".join(self.client.said))
+                block = "verdict" if role is Role.EVALUATOR else "outcome"
+                return f"{self.name} stopped with {stop} when asked for the {block} block"
+            found = parse_outcome("".join(self.client.said), role)
         return found
 
     async def prompt(self, conn: ClientSideConnection, text: str) -> str:
@@ -292,6 +304,7 @@ class _Session:
             failure=redact(failure or (found.failure if found else "")),
             question=Question(redact(asked.text), redact.value(asked.options)) if asked else None,
             report=CaseReport.from_json(report),
+            verdict=redact_verdict(found.verdict if found else None, redact),
             usage=usage,
             transcript=redact.value(self.client.transcript),
         )

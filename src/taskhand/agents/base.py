@@ -95,6 +95,8 @@ CATEGORIES = (
     "weak_test",  # the worker's tests do not exercise what the criteria describe
 )
 VERDICTS = ("accept", "reject")
+# A reviewer's focus in a review campaign; "general" alone is the default single reviewer.
+LENSES = ("general", "correctness", "tests", "security", "maintainability", "documentation")
 
 
 @dataclass
@@ -170,7 +172,7 @@ class Unit:
 
     role: Role
     task_id: str
-    attempt: int
+    attempt: int  # the try at this task, from 1; attempts a killed run cut short do not count
     prompt: str
     worktree: Path
     timeout_seconds: float

@@ -1,6 +1,6 @@
 """The cli backend: a coding agent's own program runs each unit in its worktree, through the
-preset for that program; a final message without the outcome block gets one nudge on the same
-session, and failures come back as outcomes with usage priced.
+preset for that program; a final message without the outcome (or verdict) block gets one nudge
+on the same session, and failures come back as outcomes with usage priced.
 """
 
 from __future__ import annotations
@@ -13,8 +13,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from taskhand.agents import prices as price_list
-from taskhand.agents.base import AgentError, Case, CaseReport, Outcome, Unit, Usage
-from taskhand.agents.cli_outcome import Found, parse_outcome
+from taskhand.agents.base import (
+    CATEGORIES,
+    AgentError,
+    Case,
+    CaseReport,
+    Outcome,
+    Role,
+    Unit,
+    Usage,
+)
+from taskhand.agents.cli_outcome import Found, parse_outcome, redact_verdict
 from taskhand.agents.cli_output import Report
 from taskhand.agents.cli_presets import COMMAND_ENV, NAMES, PRESETS, Context, split_template
 from taskhand.agents.cli_process import OUTPUT_LIMIT, Call, execute
@@ -24,6 +33,13 @@ NUDGE = (
     "Your last message did not end with the outcome block. Reply with only that block, as "
     'fenced JSON: {"case": "done", "resolution": "..."}, or {"case": "question", "question": '
     '"...", "options": ["...", "..."]}, or {"case": "failed", "failure": "..."}.'
+)
+# The example is not itself a valid verdict, so an agent that echoes it is not taken to accept.
+VERDICT_NUDGE = (
+    "Your last message did not end with the verdict block. Reply with only that block, as "
+    'fenced JSON: {"verdict": "accept or reject", "category": "...", "concern": "...", '
+    '"evidence": ["file:symbol"], "next_step": "..."}. An accept leaves category and next_step '
+    f"empty; a reject needs both, the category one of {', '.join(CATEGORIES)}."
 )
 STDERR_TAIL = 2000  # characters of stderr quoted in a failure
 
@@ -87,16 +103,16 @@ class CliAgent:
             report, failure = self._attempt(context, unit.prompt, None, deadline, transcript)
             if failure:
                 return self._end(Case.ERROR, report, transcript, context.model, failure=failure)
-            found = parse_outcome(report.text)
+            found = parse_outcome(report.text, unit.role)
             if isinstance(found, str) and self.preset.resumable and report.session:
-                first = report
-                report, failure = self._attempt(context, NUDGE, first, deadline, transcript)
+                first, asked = report, nudge(unit.role)
+                report, failure = self._attempt(context, asked, first, deadline, transcript)
                 if not self.preset.totals:
                     report.usage = first.usage + report.usage
                     report.priced = first.priced and report.priced
                 if failure:
                     return self._end(Case.ERROR, report, transcript, context.model, failure=failure)
-                found = parse_outcome(report.text)
+                found = parse_outcome(report.text, unit.role)
             if isinstance(found, str):
                 return self._end(Case.ERROR, report, transcript, context.model, failure=found)
             return self._end(found.case, report, transcript, context.model, found=found)
@@ -154,9 +170,15 @@ class CliAgent:
             failure=self.redact(failure or (found.failure if found else "")),
             question=found.question if found else None,
             report=found.report if found else CaseReport(),
+            verdict=redact_verdict(found.verdict if found else None, self.redact),
             usage=usage,
             transcript=self.redact.value(transcript),
         )
+
+
+def nudge(role: Role) -> str:
+    """What a unit is asked once when its final message lacks the block its role ends with."""
+    return VERDICT_NUDGE if role is Role.EVALUATOR else NUDGE
 
 
 def _shown(call: Call, prompt: str) -> list[str]:

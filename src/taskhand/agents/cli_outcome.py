@@ -1,5 +1,6 @@
-"""The outcome block a cli agent ends its final message with: the fenced JSON that says done,
-question or failed, read leniently; what is wrong with it comes back as a string.
+"""The block a cli agent ends its final message with: an implementer's fenced JSON that says
+done, question or failed, or a reviewer's verdict, read leniently; what is wrong with it comes
+back as a string.
 """
 
 from __future__ import annotations
@@ -7,10 +8,11 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from taskhand.agents.base import Case, CaseReport, Question
+from taskhand.agents.base import Case, CaseReport, Question, Role, Verdict
+from taskhand.secrets import Redactor
 
 
 @dataclass
@@ -20,25 +22,21 @@ class Found:
     failure: str = ""
     question: Question | None = None
     report: CaseReport = field(default_factory=CaseReport)
+    verdict: Verdict | None = None
 
 
 TAIL_SEARCHED = 20_000  # characters from the end searched for a bare {...} outcome
 
 
-def parse_outcome(text: str) -> Found | str:
-    """The outcome the final message ends with: the last fenced JSON block that has a "case",
-    else the last {...} object that has one; a string saying what is wrong otherwise."""
-    candidates = [b for b in map(_load, _fenced(text)) if b is not None and "case" in b]
-    if not candidates:
-        decoder, tail = json.JSONDecoder(), text[-TAIL_SEARCHED:]
-        for start in (m.start() for m in re.finditer(r"\{", tail)):
-            with contextlib.suppress(ValueError):
-                value, _ = decoder.raw_decode(tail, start)
-                if isinstance(value, dict) and "case" in value:
-                    candidates.append(value)
-    if not candidates:
+def parse_outcome(text: str, role: Role = Role.IMPLEMENTER) -> Found | str:
+    """The outcome the final message ends with: the last fenced JSON block that has the role's
+    key ("case", or "verdict" for a reviewer), else the last {...} object that has it; a string
+    saying what is wrong otherwise."""
+    if role is Role.EVALUATOR:
+        return _verdict(_last_block(text, "verdict"))
+    block = _last_block(text, "case")
+    if block is None:
         return "the agent's final message has no outcome block (a fenced JSON with a case)"
-    block = candidates[-1]
     case = str(block.get("case", "")).strip().lower()
     if case == "done":
         report = CaseReport.from_json(block)
@@ -53,6 +51,40 @@ def parse_outcome(text: str) -> Found | str:
             return Found(Case.QUESTION, question=Question(question, listed))
         return "the agent's outcome block asks a question but gives no question text"
     return f"the agent's outcome block has case {case!r} (expected done, question or failed)"
+
+
+def _verdict(block: dict[str, Any] | None) -> Found | str:
+    if block is None:
+        return "the reviewer's final message has no verdict block (a fenced JSON with a verdict)"
+    verdict = Verdict.parse(block)
+    if isinstance(verdict, str):
+        return f"the reviewer's verdict block is not usable: {verdict}"
+    return Found(Case.DONE, verdict=verdict)
+
+
+def redact_verdict(verdict: Verdict | None, redact: Redactor) -> Verdict | None:
+    """`verdict` with secrets scrubbed from its free text; the category is one of a fixed set."""
+    if verdict is None:
+        return None
+    return replace(
+        verdict,
+        concern=redact(verdict.concern),
+        evidence=redact.value(verdict.evidence),
+        next_step=redact(verdict.next_step),
+    )
+
+
+def _last_block(text: str, key: str) -> dict[str, Any] | None:
+    """The last fenced JSON object in `text` that has `key`, else the last bare one in its tail."""
+    candidates = [b for b in map(_load, _fenced(text)) if b is not None and key in b]
+    if not candidates:
+        decoder, tail = json.JSONDecoder(), text[-TAIL_SEARCHED:]
+        for start in (m.start() for m in re.finditer(r"\{", tail)):
+            with contextlib.suppress(ValueError):
+                value, _ = decoder.raw_decode(tail, start)
+                if isinstance(value, dict) and key in value:
+                    candidates.append(value)
+    return candidates[-1] if candidates else None
 
 
 def _fenced(text: str) -> list[str]:

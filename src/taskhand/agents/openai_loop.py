@@ -1,7 +1,8 @@
 """The openai backend: our own tool loop over any OpenAI-compatible Chat Completions endpoint.
 
 The model works in the unit's worktree through the shared tools and ends by calling
-`submit_case`. Provider hiccups are retried with backoff; everything else becomes an outcome.
+`submit_case`, or `submit_verdict` when it reviews. Provider hiccups are retried with backoff;
+everything else becomes an outcome.
 """
 
 from __future__ import annotations
@@ -22,18 +23,39 @@ from openai.types.chat import (
 
 from taskhand.agents import prices as price_list
 from taskhand.agents import tool_schemas, tools
-from taskhand.agents.base import AgentError, Case, CaseReport, Outcome, Question, Role, Unit, Usage
+from taskhand.agents.base import (
+    CATEGORIES,
+    VERDICTS,
+    AgentError,
+    Case,
+    CaseReport,
+    Outcome,
+    Question,
+    Role,
+    Unit,
+    Usage,
+    Verdict,
+)
 from taskhand.secrets import Redactor, clean_env
 
 SYSTEM = (
-    "You are the {role} of one task in a software project. Work only inside the workspace, "
-    "the folder your tools start in{access}. Verify your work before you finish: run the "
+    "You are the implementer of one task in a software project. Work only inside the workspace, "
+    "the folder your tools start in. Verify your work before you finish: run the "
     "commands that prove it. Finish by calling submit_case: done with a resolution and the "
     "evidence for each criterion; question when a person must decide (2-4 options, the one you "
     "recommend first); failed with the reason when you cannot do it."
 )
-READ_ONLY = "; you may read files and run commands, but not change files"
+REVIEW_SYSTEM = (
+    "You are the evaluator of one task in a software project: you review the candidate a worker "
+    "made for it. Work only inside the workspace, the folder your tools start in: a copy of the "
+    "candidate where you may read files and run commands (the tests among them), but not change "
+    "files. Finish by calling submit_verdict: accept, or reject with the category, the concern, "
+    "the evidence (file:symbol) and the next step the worker should take."
+)
 NUDGE = "Call submit_case to finish, or continue working with the tools."
+VERDICT_NUDGE = "Call submit_verdict to finish, or continue working with the tools."
+SYSTEMS = {Role.IMPLEMENTER: SYSTEM, Role.EVALUATOR: REVIEW_SYSTEM}
+NUDGES = {Role.IMPLEMENTER: NUDGE, Role.EVALUATOR: VERDICT_NUDGE}
 OUT_OF_TIME = "the unit ran out of time"
 CASES = ("done", "question", "failed")
 SUBMIT_CASE: dict[str, Any] = {
@@ -73,6 +95,36 @@ SUBMIT_CASE: dict[str, Any] = {
         },
     },
 }
+SUBMIT_VERDICT: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "submit_verdict",
+        "description": "Finish the review and give your verdict. Call it once, last.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "verdict": {"type": "string", "enum": list(VERDICTS)},
+                "category": {
+                    "type": ["string", "null"],
+                    "enum": [*CATEGORIES, None],
+                    "description": "reject: why, as one category; null for accept",
+                },
+                "concern": {"type": "string", "description": "what is wrong, or what you checked"},
+                "evidence": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "file:symbol pointers to what the concern is about",
+                },
+                "next_step": {
+                    "type": ["string", "null"],
+                    "description": "reject: the concrete change the worker should make",
+                },
+            },
+            "required": ["verdict", "concern"],
+        },
+    },
+}
+FINISHERS = {Role.IMPLEMENTER: "submit_case", Role.EVALUATOR: "submit_verdict"}
 WRITING_TOOLS = ("write", "edit")
 
 
@@ -131,7 +183,9 @@ class _Session:
         self.model = unit.model or agent.model
         self.deadline = time.monotonic() + unit.timeout_seconds
         self.writable = unit.role is Role.IMPLEMENTER
-        self.tools = [SUBMIT_CASE] + [
+        self.finisher = FINISHERS[unit.role]
+        finishing = SUBMIT_VERDICT if unit.role is Role.EVALUATOR else SUBMIT_CASE
+        self.tools = [finishing] + [
             schema
             for schema in tool_schemas.SCHEMAS
             if self.writable or schema.get("function", {}).get("name") not in WRITING_TOOLS
@@ -142,8 +196,7 @@ class _Session:
         self.nudged = False
 
     def run(self) -> Outcome:
-        access = "" if self.writable else READ_ONLY
-        self.add({"role": "system", "content": SYSTEM.format(role=self.unit.role, access=access)})
+        self.add({"role": "system", "content": SYSTEMS[self.unit.role]})
         self.add({"role": "user", "content": self.unit.prompt})
         for _ in range(self.agent.max_turns):
             answer = self.ask()
@@ -191,7 +244,7 @@ class _Session:
         return f"the provider failed {self.agent.retries + 1} times; the last error: {last}"
 
     def act(self, message: ChatCompletionMessage) -> Outcome | None:
-        """Carry out the answer's tool calls; the outcome once a valid submit_case arrives."""
+        """Carry out the answer's tool calls; the outcome once a valid submission arrives."""
         entry: dict[str, Any] = {"role": "assistant", "content": message.content}
         if message.tool_calls:
             entry["tool_calls"] = [
@@ -206,7 +259,7 @@ class _Session:
                     failure=f"the model answered twice without calling a tool (last: {said!r})",
                 )
             self.nudged = True
-            self.add({"role": "user", "content": NUDGE})
+            self.add({"role": "user", "content": NUDGES[self.unit.role]})
             return None
         for call in message.tool_calls:
             if self.left() <= 0:
@@ -215,13 +268,10 @@ class _Session:
                 self.reply(call.id, f"error: {call.type} tool calls are not offered", ok=False)
                 continue
             name, arguments = call.function.name, call.function.arguments
-            if name == "submit_case":
-                submission = _parse(arguments)
-                problem = submission if isinstance(submission, str) else _check(submission)
-                if not isinstance(submission, str) and not problem:
-                    self.reply(call.id, "accepted", ok=True)
-                    return self.submit(submission)
-                self.reply(call.id, problem, ok=False)
+            if name in FINISHERS.values():
+                outcome = self.finish(call.id, name, arguments)
+                if outcome is not None:
+                    return outcome
             else:  # the tools answer malformed arguments themselves
                 context = tools.ToolContext(
                     worktree=self.unit.worktree,
@@ -231,6 +281,31 @@ class _Session:
                 )
                 result = tools.execute(name, arguments, context)
                 self.reply(call.id, result.output, ok=result.ok)
+        return None
+
+    def finish(self, call_id: str, name: str, arguments: str) -> Outcome | None:
+        """The outcome a valid submission gives; None once the model is told what to fix."""
+        submission = _parse(arguments, name)
+        if name != self.finisher:
+            role, finisher = self.unit.role, self.finisher
+            problem = f"error: {name} is not offered to the {role}; finish by calling {finisher}"
+        elif isinstance(submission, str):
+            problem = submission
+        elif name == "submit_case":
+            problem = _check(submission)
+            if not problem:
+                self.reply(call_id, "accepted", ok=True)
+                return self.submit(submission)
+        else:
+            # Parsed from the redacted arguments, so no secret reaches the stored verdict.
+            clean = self.agent.redact.value(submission)
+            verdict = Verdict.parse(clean)
+            if not isinstance(verdict, str):
+                self.reply(call_id, "accepted", ok=True)
+                self.note(role="outcome", submission=clean)
+                return self.end(Case.DONE, verdict=verdict)
+            problem = f"error: submit_verdict was not accepted: {verdict}; call it again"
+        self.reply(call_id, problem, ok=False)
         return None
 
     def submit(self, arguments: dict[str, Any]) -> Outcome:
@@ -290,17 +365,17 @@ class _Session:
         return Outcome(case, usage=self.usage, transcript=self.transcript, **fields)
 
 
-def _parse(arguments: str) -> dict[str, Any] | str:
-    """submit_case's arguments as an object, or the corrective message for the model."""
+def _parse(arguments: str, tool: str) -> dict[str, Any] | str:
+    """A submission's arguments as an object, or the corrective message for the model."""
     try:
         value = json.loads(arguments or "{}")
     except json.JSONDecodeError as exc:
         return (
-            f"error: the arguments of submit_case were not valid JSON ({exc}); call it again "
+            f"error: the arguments of {tool} were not valid JSON ({exc}); call it again "
             "with one JSON object"
         )
     if not isinstance(value, dict):
-        return "error: the arguments of submit_case must be a JSON object; call it again"
+        return f"error: the arguments of {tool} must be a JSON object; call it again"
     return value
 
 

@@ -2,7 +2,7 @@
 
 It lets the whole product run offline. A script (TOML, or JSON of the same shape) lists,
 per task, one entry per attempt (the last repeats): actions on the worktree, then the
-outcome and its usage:
+outcome and its usage; and what the reviewer of that attempt does, per lens if need be:
 
     [[tasks."T-001"]]
     outcome = "done"                 # done | question | failed | error
@@ -11,6 +11,15 @@ outcome and its usage:
     [[tasks."T-001".actions]]
     write = "wc.py"
     text = "def count(text): ..."
+    [tasks."T-001".review]           # optional; without it the reviewer accepts
+    verdict = "reject"               # accept | reject (category, concern, evidence, next_step)
+    category = "acceptance_gap"
+    concern = "Empty files are not handled."
+    next_step = "Return 0 for empty input and test it."
+    [[tasks."T-001".review.actions]] # performed in the reviewer's copy of the candidate
+    run = ["python", "-m", "pytest", "-q"]
+    [tasks."T-001".reviews.security] # overrides `review` for one lens
+    verdict = "accept"
 """
 
 from __future__ import annotations
@@ -23,10 +32,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from taskhand.agents.base import AgentError, Case, Outcome, Question, Unit, Usage
+from taskhand.agents.base import (
+    LENSES,
+    AgentError,
+    Case,
+    Outcome,
+    Question,
+    Role,
+    Unit,
+    Usage,
+    Verdict,
+)
 from taskhand.secrets import clean_env
 
 ACTIONS = ("write", "edit", "delete", "run", "commit", "sleep")
+USAGE = ("tokens_in", "tokens_out", "tokens_cached", "cost")
+NO_REVIEW = {
+    "verdict": "accept",
+    "concern": "the replay script gives no review of this attempt; accepted",
+}
 
 
 class ScriptError(AgentError):
@@ -75,18 +99,12 @@ class ReplayAgent:
         if not attempts:
             return Outcome(Case.ERROR, failure=f"the replay script has no entry for {unit.task_id}")
         entry = attempts[min(unit.attempt, len(attempts)) - 1]
-        transcript: list[dict[str, object]] = [{"role": "user", "content": unit.prompt}]
-        deadline = time.monotonic() + unit.timeout_seconds
-        for action in entry.get("actions", []):
-            error = _perform(action, unit.worktree, transcript, deadline)
-            if error:
-                return Outcome(Case.ERROR, failure=error, transcript=transcript)
-        usage = Usage(
-            tokens_in=int(entry.get("tokens_in", len(unit.prompt.encode()) // 4)),
-            tokens_out=int(entry.get("tokens_out", 200)),
-            tokens_cached=int(entry.get("tokens_cached", 0)),
-            cost=float(entry.get("cost", 0.0)),
-        )
+        if unit.role is Role.EVALUATOR:
+            return _review(_review_for(entry, unit.lens), unit)
+        transcript, error = _act(entry, unit)
+        if error:
+            return Outcome(Case.ERROR, failure=error, transcript=transcript)
+        usage = _usage(entry, unit)
         case = Case(entry.get("outcome", "done"))
         question = None
         if case is Case.QUESTION:
@@ -102,6 +120,51 @@ class ReplayAgent:
         )
 
 
+def _review_for(entry: dict[str, Any], lens: str) -> dict[str, Any]:
+    """What the reviewer of this attempt does through `lens`: its own table, else the shared one."""
+    reviews = entry.get("reviews", {})
+    if lens in reviews:
+        return dict(reviews[lens])
+    return dict(entry.get("review", NO_REVIEW))
+
+
+def _review(review: dict[str, Any], unit: Unit) -> Outcome:
+    transcript, error = _act(review, unit)
+    if error:
+        return Outcome(Case.ERROR, failure=error, transcript=transcript)
+    usage = _usage(review, unit)
+    if review.get("outcome") == "error":
+        failure = str(review.get("failure", "")) or "the scripted reviewer broke"
+        transcript.append({"role": "assistant", "outcome": str(Case.ERROR)})
+        return Outcome(Case.ERROR, failure=failure, usage=usage, transcript=transcript)
+    verdict = Verdict.parse(review)
+    if isinstance(verdict, str):  # a script built in code skips the checks load() makes
+        failure = f"the replay script's review is not usable: {verdict}"
+        return Outcome(Case.ERROR, failure=failure, usage=usage, transcript=transcript)
+    transcript.append({"role": "assistant", "verdict": verdict.as_json()})
+    return Outcome(Case.DONE, verdict=verdict, usage=usage, transcript=transcript)
+
+
+def _act(entry: dict[str, Any], unit: Unit) -> tuple[list[dict[str, object]], str]:
+    """Perform the entry's actions in the unit's worktree: the transcript, and an error or ""."""
+    transcript: list[dict[str, object]] = [{"role": "user", "content": unit.prompt}]
+    deadline = time.monotonic() + unit.timeout_seconds
+    for action in entry.get("actions", []):
+        error = _perform(action, unit.worktree, transcript, deadline)
+        if error:
+            return transcript, error
+    return transcript, ""
+
+
+def _usage(entry: dict[str, Any], unit: Unit) -> Usage:
+    return Usage(
+        tokens_in=int(entry.get("tokens_in", len(unit.prompt.encode()) // 4)),
+        tokens_out=int(entry.get("tokens_out", 200)),
+        tokens_cached=int(entry.get("tokens_cached", 0)),
+        cost=float(entry.get("cost", 0.0)),
+    )
+
+
 def _check_attempt(path: Path, task_id: str, attempt: dict[str, Any]) -> None:
     where = f"replay script {path}: tasks.{task_id}"
     outcome = attempt.get("outcome", "done")
@@ -109,12 +172,54 @@ def _check_attempt(path: Path, task_id: str, attempt: dict[str, Any]) -> None:
         raise ScriptError(
             f"{where}: outcome {outcome!r} (fix: use done, question, failed or error)"
         )
-    for action in attempt.get("actions", []):
+    _check_steps(where, attempt)
+    if "review" in attempt:
+        _check_review(f"{where}.review", attempt["review"])
+    reviews = attempt.get("reviews", {})
+    if not isinstance(reviews, dict):
+        raise ScriptError(
+            f'{where}.reviews must be a table of lenses (fix: write [tasks."{task_id}".reviews.'
+            "security] and the like)"
+        )
+    for lens, review in reviews.items():
+        if lens not in LENSES:
+            raise ScriptError(
+                f"{where}.reviews: no lens {lens!r} (fix: use one of {', '.join(LENSES)})"
+            )
+        _check_review(f"{where}.reviews.{lens}", review)
+
+
+def _check_review(where: str, review: object) -> None:
+    if not isinstance(review, dict):
+        raise ScriptError(f'{where} must be a table (fix: give it verdict = "accept" or the like)')
+    outcome = review.get("outcome", "done")
+    if outcome not in ("done", "error"):
+        raise ScriptError(
+            f"{where}: outcome {outcome!r} (fix: leave it out and give a verdict, or say "
+            'outcome = "error" with a failure)'
+        )
+    if outcome == "done":
+        verdict = Verdict.parse(review)
+        if isinstance(verdict, str):
+            raise ScriptError(f"{where}: {verdict} (fix: correct the review's verdict fields)")
+    _check_steps(where, review)
+
+
+def _check_steps(where: str, entry: dict[str, Any]) -> None:
+    """The entry's usage numbers and actions, as _usage and _perform will read them."""
+    for key in USAGE:
+        value = entry.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ScriptError(f"{where}: {key} must be a number (got {value!r}) (fix: e.g. 1200)")
+    actions = entry.get("actions", [])
+    if not isinstance(actions, list) or not all(isinstance(a, dict) for a in actions):
+        raise ScriptError(f"{where}: actions must be a list of tables (fix: use [[...actions]])")
+    for action in actions:
         kinds = [k for k in ACTIONS if k in action]
         if len(kinds) != 1:
             raise ScriptError(
                 f"{where}: an action needs exactly one of {', '.join(ACTIONS)} "
-                f"(got {sorted(action)})"
+                f"(got {sorted(action)}) (fix: give each action table one of them)"
             )
 
 

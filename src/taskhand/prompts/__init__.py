@@ -1,18 +1,65 @@
 """Prompts per role, built from the Markdown templates beside this file.
 
-An agent sees the task, the overview and the plan as context, and its own earlier attempts;
-never the harness's state, queue, caps or costs.
+The visibility wall: an agent sees the task, the overview and the plan as context, the
+project's conventions, and its own task's ledger; never the harness's state, its file names,
+the queue, the caps or the costs. Each context source is cut to its cap (`PromptCaps`).
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, field
 from importlib.resources import files
+from pathlib import Path
 from string import Template
 
+from taskhand.agents.base import CaseReport
+from taskhand.diffs import Change
+from taskhand.gates import GateResult
 from taskhand.model import Exchange, Plan, Status, Task
+from taskhand.records import LedgerEntry
+from taskhand.runconfig import PromptCaps
 
-OVERVIEW_CAP = 4 * 1024
-PLAN_CAP = 6 * 1024
+CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md")  # the project's conventions, read at the task's base
+CUT = "[... cut for length ...]"
+LISTED_FILES = 1000  # a change of more files than this is listed in part, with the count
+
+LENS_FOCUS = {
+    "general": "Judge the whole change against the task.",
+    "correctness": "Focus on correctness: does the code do what each criterion says, on edge "
+    "cases and error paths too? Leave style to others.",
+    "tests": "Focus on the tests: do they exercise the behaviour the criteria describe, and "
+    "would they fail if it broke? Name weak or missing assertions.",
+    "security": "Focus on security: injection, unsafe file or process handling, secrets in "
+    "code or logs, missing validation of untrusted input.",
+    "maintainability": "Focus on maintainability: clear names, no duplication or dead code, "
+    "changes that fit the project's structure and conventions.",
+    "documentation": "Focus on documentation: are user-visible changes described where users "
+    "look (README, docs, help text), and accurately?",
+}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What a reviewer judges: the worker's case, the machine checks and the change."""
+
+    resolution: str
+    report: CaseReport
+    gates: list[GateResult]
+    changes: list[Change]
+    patch: str
+    summary: str = ""
+
+
+@dataclass(frozen=True)
+class Context:
+    """What every prompt for one task may show besides the task itself."""
+
+    plan: Plan
+    statuses: dict[str, Status]
+    conventions: str  # AGENTS.md / CLAUDE.md, already capped
+    ledger: list[LedgerEntry] = field(default_factory=list)  # this task's, oldest first
+    caps: PromptCaps = field(default_factory=PromptCaps)
 
 
 def _template(name: str) -> Template:
@@ -20,10 +67,34 @@ def _template(name: str) -> Template:
 
 
 def cap(text: str, limit: int) -> str:
+    """`text` cut to `limit` bytes at a line end where one is near, marked as cut."""
     data = text.encode()
     if len(data) <= limit:
         return text
-    return data[:limit].decode("utf-8", "ignore").rstrip() + "\n[... cut for length ...]"
+    head = data[:limit].decode("utf-8", "ignore")
+    line_end = head.rfind("\n")
+    if line_end > limit // 2:
+        head = head[:line_end]
+    return head.rstrip() + "\n" + CUT
+
+
+def conventions(worktree: Path, limit: int) -> str:
+    """The project's AGENTS.md and CLAUDE.md at the workspace root, together cut to `limit`.
+
+    Only regular files count: a link could point anywhere on this machine.
+    """
+    found = []
+    for name in CONTEXT_FILES:
+        path = worktree / name
+        if path.is_symlink() or not path.is_file():
+            continue
+        with path.open("rb") as handle:
+            text = handle.read(limit + 1).decode("utf-8", "replace").strip()
+        if text:
+            found.append((name, text))
+    if len(found) == 1:
+        return cap(found[0][1], limit)
+    return cap("\n\n".join(f"### {name}\n\n{text}" for name, text in found), limit)
 
 
 def plan_context(plan: Plan, current: str, statuses: dict[str, Status]) -> str:
@@ -36,21 +107,71 @@ def plan_context(plan: Plan, current: str, statuses: dict[str, Status]) -> str:
     return "\n".join(lines)
 
 
-def implement(plan: Plan, task: Task, statuses: dict[str, Status], feedback: list[str]) -> str:
-    """The implementer's prompt for one attempt at `task`."""
-    criteria = "\n".join(f"- {c.text}" for c in task.criteria) or "- (none given)"
-    scope = f"Stay inside these paths: {', '.join(task.paths)}." if task.paths else ""
+def worker(task: Task, context: Context, building_on: int | None = None) -> str:
+    """The implementer's prompt for one attempt at `task`; `building_on` is the number of
+    the earlier attempt whose changes the workspace starts from, if any."""
+    caps, plan = context.caps, context.plan
+    ledger = _ledger(
+        context.ledger[-caps.ledger_entries :],
+        "## Earlier attempts at this task",
+        "A reviewer and the project's checks looked at your earlier attempts. Fix what they "
+        "found; do not start over unless they ask for it.",
+    )
+    if building_on is not None:
+        ledger += (
+            f"\nThe workspace already holds the changes of attempt {building_on}; build on them.\n"
+        )
     return _template("implement").substitute(
-        overview=cap(plan.overview_text or plan.objective, OVERVIEW_CAP),
-        plan=cap(plan_context(plan, task.id, statuses), PLAN_CAP),
+        overview=cap(plan.overview_text or plan.objective, caps.overview_bytes),
+        plan=cap(plan_context(plan, task.id, context.statuses), caps.plan_bytes),
+        conventions=_section("Project conventions", context.conventions),
         task_id=task.id,
         title=task.title,
         description=task.description,
-        criteria=criteria,
+        criteria=_criteria(task),
         exchanges=_exchanges(task.exchanges),
-        feedback=_feedback(feedback),
-        scope=scope,
+        ledger=ledger,
+        scope=f"Stay inside these paths: {', '.join(task.paths)}." if task.paths else "",
     )
+
+
+def evaluator(task: Task, context: Context, candidate: Candidate, lens: str = "general") -> str:
+    """The reviewer's prompt: the task, the case, the checks and the change, judged through
+    `lens`, with its own earlier verdicts on this task."""
+    caps, plan = context.caps, context.plan
+    others = "\n".join(f"- {t.id}: {t.title}" for t in plan.tasks if t.id != task.id)
+    ledger = _ledger(
+        context.ledger[-caps.ledger_entries :],
+        "## Your earlier verdicts on this task",
+        "These are your own verdicts on earlier attempts, oldest first. Judge the change as it "
+        "is now: confirm what was fixed rather than argue it again, and when the same problem "
+        "recurs, say more concretely what to change.",
+    )
+    return _template("evaluate").substitute(
+        focus=LENS_FOCUS[lens],
+        overview=cap(plan.overview_text or plan.objective, caps.overview_bytes),
+        others=cap(others, caps.plan_bytes) or "(none)",
+        conventions=_section("Project conventions", context.conventions),
+        task_id=task.id,
+        title=task.title,
+        description=task.description,
+        criteria=_criteria(task),
+        exchanges=_exchanges(task.exchanges),
+        case=_case(candidate),
+        gates=_gates(candidate.gates),
+        count="1 file" if len(candidate.changes) == 1 else f"{len(candidate.changes)} files",
+        files=_files(candidate.changes),
+        diff=_fenced(cap(candidate.patch, caps.diff_bytes), "diff"),
+        ledger=ledger,
+    )
+
+
+def _section(title: str, body: str) -> str:
+    return f"\n## {title}\n\n{body}\n" if body.strip() else ""
+
+
+def _criteria(task: Task) -> str:
+    return "\n".join(f"- {c.text}" for c in task.criteria) or "- (none given)"
 
 
 def _exchanges(exchanges: list[Exchange]) -> str:
@@ -61,8 +182,73 @@ def _exchanges(exchanges: list[Exchange]) -> str:
     return f"\nA person answered earlier questions on this task:\n{pairs}\n"
 
 
-def _feedback(feedback: list[str]) -> str:
-    if not feedback:
+def _case(candidate: Candidate) -> str:
+    lines = [f"Summary: {candidate.resolution.strip() or '(none given)'}"]
+    report = candidate.report
+    if report.criteria:
+        lines += ["", "How each criterion is met (the worker's claim; verify it):"]
+        lines += [f"- {e.criterion} -> {e.evidence}" for e in report.criteria]
+    if report.workarounds:
+        lines += ["", "Work-arounds it made (weigh each one):"]
+        lines += [f"- {w}" for w in report.workarounds]
+    if report.uncertainties:
+        lines += ["", "What it is unsure of:"]
+        lines += [f"- {u}" for u in report.uncertainties]
+    return "\n".join(lines)
+
+
+def _gates(gates: list[GateResult]) -> str:
+    if not gates:
+        return "(no checks ran)"
+    return "\n".join(f"- {g.name}: {'passed' if g.ok else 'FAILED'}: {g.detail}" for g in gates)
+
+
+def _files(changes: list[Change]) -> str:
+    lines = [
+        f"- {c.status} {c.old_path} -> {c.path}" if c.old_path else f"- {c.status} {c.path}"
+        for c in changes[:LISTED_FILES]
+    ]
+    if len(changes) > LISTED_FILES:
+        lines.append(f"- ... and {len(changes) - LISTED_FILES} more")
+    return "\n".join(lines)
+
+
+def _fenced(text: str, language: str) -> str:
+    """`text` in a code fence longer than any run of backticks inside it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{language}\n{text.rstrip()}\n{fence}"
+
+
+def _ledger(entries: list[LedgerEntry], title: str, guide: str) -> str:
+    if not entries:
         return ""
-    items = "\n".join(f"- {f}" for f in feedback[-5:])
-    return f"\nAn earlier attempt at this task was not accepted:\n{items}\n"
+    lines = [f"\n{title}\n", guide, ""]
+    for n, entry in enumerate(entries, start=1):
+        lines.append(f"{n}. Attempt {entry.iteration}: {_outcome(entry)}")
+        for verdict in entry.verdicts:
+            if verdict.get("verdict") != "reject":
+                continue
+            lens = verdict.get("lens") or "general"
+            who = "" if lens == "general" else f" ({lens} review)"
+            lines.append(f"   Rejected{who} as {verdict.get('category')}: {verdict.get('concern')}")
+            if verdict.get("evidence"):
+                lines.append(f"   Evidence: {', '.join(verdict['evidence'])}")
+            lines.append(f"   Next step: {verdict.get('next_step')}")
+        for gate in entry.gates:
+            if not gate.get("ok"):
+                detail = "\n     ".join(str(gate.get("detail", "")).splitlines())
+                lines.append(f"   Check {gate.get('name')} failed: {detail}")
+        if entry.diff_summary:
+            lines.append(f"   Change then: {entry.diff_summary}")
+    return "\n".join(lines) + "\n"
+
+
+def _outcome(entry: LedgerEntry) -> str:
+    words = {
+        "accepted": "accepted",
+        "rejected": "rejected by the reviewer",
+        "checks_failed": "the checks failed",
+        "no_changes": "it changed no files",
+    }
+    return words.get(entry.outcome, entry.summary)

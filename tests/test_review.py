@@ -1,0 +1,259 @@
+"""The review stage: a reviewer in a fresh context and its own copy judges each candidate that
+passed its checks; rejections go back to the worker through the task's ledger, within caps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from taskhand import settings
+from taskhand.model import Status
+from taskhand.paths import StateDir
+from taskhand.records import LedgerEntry, UnitRow
+from taskhand.store import Store
+from tests.conftest import RunCli
+from tests.plans import md_plan, md_task
+from tests.runs import attempt, git, make_repo, run_plan, script, write
+from tests.scripted_openai import ScriptedOpenAI, reply, tool_call
+
+REJECT = {
+    "verdict": "reject",
+    "category": "acceptance_gap",
+    "concern": "count() fails on empty text instead of returning 0.",
+    "evidence": ["wc.py:count"],
+    "next_step": "Return 0 from count() when the text is empty.",
+}
+ACCEPT = {"verdict": "accept", "concern": "Both criteria hold.", "evidence": ["wc.py:count"]}
+
+COUNT_BODY = """## Description
+Add count(text) to wc.py: the number of words in text.
+
+## Acceptance criteria
+- count("a b") returns 2
+- count("") returns 0
+- `$ test -s wc.py`
+"""
+
+
+def call(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    usage = {"prompt_tokens": 100, "completion_tokens": 10}
+    return reply(tool_calls=[tool_call(name, arguments)], usage=usage)
+
+
+def plan_repo(tmp_path: Path, tasks: dict[str, str], extra: dict[str, str] | None = None) -> Path:
+    """A repository whose committed Markdown plan (in plan/) has one task per (id, body)."""
+    files = {str(k): str(v) for k, v in md_plan().items()}
+    for task_id, body in tasks.items():
+        files[f"{task_id}-task.md"] = md_task(task_id, f"Task {task_id}", body=body)
+    files.update(extra or {})
+    return make_repo(
+        tmp_path / "repo", {"README.md": "# p\n"} | {f"plan/{k}": v for k, v in files.items()}
+    )
+
+
+def units_and_ledger(repo: Path, task_id: str) -> tuple[list[UnitRow], list[LedgerEntry]]:
+    with Store.open(StateDir.for_repo(repo).database) as store:
+        run = store.runs()[0]
+        return store.units(run.id, task_id), store.ledger(run.id, task_id)
+
+
+def prompt_of(unit: UnitRow) -> str:
+    first = Path(str(unit.transcript)).read_text().splitlines()[0]
+    return str(json.loads(first)["content"])
+
+
+def user_message(body: dict[str, Any]) -> str:
+    return next(str(m["content"]) for m in body["messages"] if m["role"] == "user")
+
+
+def test_a_rejected_candidate_goes_back_with_the_verdict_and_the_fix_is_accepted(
+    tmp_path: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = plan_repo(tmp_path, {"T-001": COUNT_BODY})
+    first = "def count(text):\n    return len(text.split(' '))\n"
+    with ScriptedOpenAI(
+        call("write", {"path": "wc.py", "content": first}),
+        call("submit_case", {"case": "done", "resolution": "Added count()."}),
+        call("submit_verdict", REJECT),
+        call(
+            "edit", {"path": "wc.py", "old": "return len(", "new": "return 0 if not text else len("}
+        ),
+        call("submit_case", {"case": "done", "resolution": "count('') is 0 now."}),
+        call("submit_verdict", ACCEPT),
+    ) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test-key")
+        result = run_cli("run", repo / "plan", "--agent", "openai", "--model", "m")
+        bodies = server.bodies
+    assert result.exit_code == 0, result.output
+    assert "reviewer rejected as acceptance_gap" in result.output
+    tools = [sorted(t["function"]["name"] for t in b["tools"]) for b in bodies]
+    assert (
+        "submit_verdict" in tools[2] and "write" not in tools[2] and "submit_case" not in tools[2]
+    )
+    assert "submit_case" in tools[3] and "submit_verdict" not in tools[3]
+
+    review = user_message(bodies[2])
+    assert 'count("") returns 0' in review and "Added count()." in review
+    assert "- A wc.py" in review and "+def count(text):" in review
+    assert "command: passed" in review  # the checks' results
+    retry = user_message(bodies[3])
+    for shown in (REJECT["category"], REJECT["concern"], "wc.py:count", REJECT["next_step"]):
+        assert shown in retry
+    assert "already holds the changes of attempt 1" in retry
+    second_review = user_message(bodies[5])
+    assert "Your earlier verdicts on this task" in second_review
+    assert REJECT["concern"] in second_review and "return 0 if not text" in second_review
+
+    branch = git(repo, "branch", "--list", "taskhand/run-*", "--format=%(refname:short)").strip()
+    assert git(repo, "show", f"{branch}:wc.py") == first.replace(
+        "return len(", "return 0 if not text else len("
+    )
+    assert git(repo, "rev-list", "--count", f"main..{branch}").strip() == "1"
+
+    units, ledger = units_and_ledger(repo, "T-001")
+    assert [(e.iteration, e.outcome) for e in ledger] == [(1, "rejected"), (2, "accepted")]
+    assert ledger[0].verdicts == [{"lens": "general", **REJECT}]
+    assert ledger[0].diff_summary == "1 file changed (+2 -0): wc.py"
+    assert ledger[0].report["resolution"] == "Added count()."
+    assert [g["name"] for g in ledger[0].gates] == ["command", "whitespace", "scope"]
+    assert ledger[1].verdicts[0]["verdict"] == "accept"
+    assert [u.role for u in units] == ["implementer", "evaluator"] * 2
+    for unit, body in zip(units, (bodies[0], bodies[2], bodies[3], bodies[5]), strict=True):
+        size = len(user_message(body).encode())
+        assert (unit.prompt_bytes, unit.prompt_tokens) == (size, (size + 3) // 4)
+
+
+def test_a_reviewer_that_writes_to_the_candidate_is_caught_and_replaced(tmp_path: Path) -> None:
+    repo = plan_repo(tmp_path, {"T-001": "Write a.txt.\n"})
+    marker = tmp_path / "escaped-once"
+    # The reviewer's copy is a sibling of the candidate's worktree: it climbs out and writes.
+    escape = f"[ -e {marker} ] || {{ touch {marker}; echo hacked >> ../attempt-1/a.txt; }}"
+    review = {
+        "verdict": "accept",
+        "actions": [{"run": ["sh", "-c", f"pwd >> {tmp_path}/where; {escape}"]}],
+    }
+    replay = script(tmp_path, {"T-001": [attempt(write("a.txt", "a\n"), review=review)]})
+    summary, record = run_plan(repo / "plan", repo, replay)
+    assert summary.status == "completed"
+    [violation] = record.of("reviewer_write_violation")
+    assert violation.data["lens"] == "general"
+    assert "a.txt was modified" in violation.data["changes"]
+    [attempt_row] = Store.open(StateDir.for_repo(repo).database).attempts(summary.run_id)
+    candidate = attempt_row.candidate_sha
+    assert [e.data["sha"] for e in record.of("integrated")] == [candidate]
+    assert git(repo, "show", f"{candidate}:a.txt") == "a\n"
+    assert git(repo, "show", f"{summary.run_branch}:a.txt") == "a\n"
+    wrote = (tmp_path / "where").read_text().split()
+    assert len(wrote) == 2 and len(set(wrote)) == 2  # each try in a fresh copy
+    assert all(Path(w).name.startswith("attempt-1-review-general-") for w in wrote)
+    assert not any(Path(w).exists() for w in wrote)  # and each copy discarded
+    units, _ = units_and_ledger(repo, "T-001")
+    assert [u.role for u in units] == ["implementer", "evaluator", "evaluator"]
+
+
+def test_a_reviewer_that_keeps_writing_fails_the_task_and_others_go_on(tmp_path: Path) -> None:
+    repo = plan_repo(tmp_path, {"T-001": "Write a.txt.\n", "T-002": "Write b.txt.\n"})
+    escape = {"run": ["sh", "-c", "echo hacked >> ../attempt-1/a.txt"]}
+    replay = script(
+        tmp_path,
+        {
+            "T-001": [
+                attempt(write("a.txt", "a\n"), review={"verdict": "accept", "actions": [escape]})
+            ],
+            "T-002": [attempt(write("b.txt", "b\n"))],
+        },
+    )
+    summary, record = run_plan(repo / "plan", repo, replay)
+    assert len(record.of("reviewer_write_violation")) == 2
+    concluded = {e.task_id: e.data for e in record.of("task_concluded")}
+    assert concluded["T-001"]["status"] == str(Status.FAIL)
+    assert concluded["T-001"]["text"].startswith("reviewer_write_violation: the general reviewer")
+    assert concluded["T-002"]["status"] == str(Status.DONE)
+    assert git(repo, "show", f"{summary.run_branch}:b.txt") == "b\n"
+    assert "a.txt" not in git(repo, "ls-tree", "--name-only", summary.run_branch)
+
+
+def test_bounce_cap_stops_the_task_and_independent_tasks_continue(tmp_path: Path) -> None:
+    repo = plan_repo(tmp_path, {"T-001": "Write a.txt.\n", "T-002": "Write b.txt.\n"})
+    reject = {**REJECT, "concern": "Still wrong."}
+    replay = script(
+        tmp_path,
+        {
+            "T-001": [attempt(write("a.txt", "a\n"), review=reject)],
+            "T-002": [attempt(write("b.txt", "b\n"))],
+        },
+    )
+    summary, record = run_plan(repo / "plan", repo, replay, bounces=2, max_attempts=5)
+    concluded = {e.task_id: e.data for e in record.of("task_concluded")}
+    assert concluded["T-001"]["status"] == str(Status.FAIL)
+    assert "the reviewer rejected 2 attempts, the bounce cap" in concluded["T-001"]["text"]
+    assert concluded["T-002"]["status"] == str(Status.DONE)
+    assert summary.message == "TaskTrack EXIT: Failed Tasks"
+    units, ledger = units_and_ledger(repo, "T-001")
+    assert [e.outcome for e in ledger] == ["rejected", "rejected"]
+    assert [u.role for u in units] == ["implementer", "evaluator"] * 2
+
+
+def test_an_empty_change_is_rejected_without_a_reviewer(tmp_path: Path) -> None:
+    repo = plan_repo(tmp_path, {"T-001": "Write a.txt.\n"})
+    replay = script(tmp_path, {"T-001": [attempt(), attempt(write("a.txt", "a\n"))]})
+    summary, _ = run_plan(repo / "plan", repo, replay)
+    assert summary.status == "completed"
+    units, ledger = units_and_ledger(repo, "T-001")
+    assert [u.role for u in units] == ["implementer", "implementer", "evaluator"]
+    assert [e.outcome for e in ledger] == ["no_changes", "accepted"]
+    assert ledger[0].verdicts[0]["category"] == "acceptance_gap"
+    assert "no work was performed" in ledger[0].verdicts[0]["concern"]
+    assert "no work was performed" in prompt_of(units[1])
+
+
+def test_a_campaign_runs_each_lens_in_its_own_copy_and_blocking_findings_go_back(
+    tmp_path: Path,
+) -> None:
+    toml = '[review]\nlenses = ["correctness", "security"]\n'
+    repo = plan_repo(tmp_path, {"T-001": "Write a.txt.\n"}, {"taskhand.toml": toml})
+    where = {"run": ["sh", "-c", f"pwd >> {tmp_path}/where"]}
+    insecure = {
+        "verdict": "reject",
+        "category": "spec_violation",
+        "concern": "a.txt is world-writable.",
+        "evidence": ["a.txt"],
+        "next_step": "Drop the chmod.",
+        "actions": [where],
+    }
+    first = attempt(
+        write("a.txt", "a\n"),
+        review={"verdict": "accept", "actions": [where]},
+        reviews={"security": insecure},
+    )
+    second = attempt(write("a.txt", "a!\n"), review={"verdict": "accept", "actions": [where]})
+    replay = script(tmp_path, {"T-001": [first, second]})
+    lenses = settings.review(repo / "plan").lenses
+    summary, record = run_plan(repo / "plan", repo, replay, lenses=lenses)
+    assert summary.status == "completed"
+    assert [(e.data["lens"], e.data["verdict"]) for e in record.of("verdict")] == [
+        ("correctness", "accept"),
+        ("security", "reject"),
+        ("correctness", "accept"),
+        ("security", "accept"),
+    ]
+    copies = (tmp_path / "where").read_text().split()
+    assert len(set(copies)) == 4
+    assert [Path(c).name for c in copies[:2]] == [
+        "attempt-1-review-correctness-1",
+        "attempt-1-review-security-1",
+    ]
+    units, ledger = units_and_ledger(repo, "T-001")
+    assert [[v["lens"] for v in e.verdicts] for e in ledger] == [["correctness", "security"]] * 2
+    assert [u.lens for u in units] == ["", "correctness", "security", "", "correctness", "security"]
+    assert "Focus on security" in prompt_of(units[2]) and "Focus on security" not in prompt_of(
+        units[1]
+    )
+    retry = prompt_of(units[3])
+    assert "Rejected (security review) as spec_violation: a.txt is world-writable." in retry
+    assert "Drop the chmod." in retry
+    assert git(repo, "show", f"{summary.run_branch}:a.txt") == "a!\n"
