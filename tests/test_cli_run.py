@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from taskhand.paths import StateDir
+from taskhand.runconfig import PromptCaps, RunConfig
+from taskhand.store import Store
 from tests.conftest import RunCli
 from tests.plans import md_plan, md_task
 from tests.runs import attempt, git, make_repo, script, write
@@ -96,3 +99,55 @@ def test_run_errors_are_one_line(tmp_path: Path, run_cli: RunCli) -> None:
     no_runs = run_cli("resume", "--repo", repo)
     assert no_runs.exit_code == 1
     assert "no runs for" in no_runs.stderr and "(fix: start one" in no_runs.stderr
+
+
+def test_review_options_are_checked_before_anything_is_made(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    repo = repo_with_plan(tmp_path)
+    lens = run_cli("run", repo / "plan", "--review", "correctness,style")
+    assert lens.exit_code == 2
+    assert "--review" in lens.stderr and "(fix: distinct names from general, correctness" in (
+        lens.stderr
+    )
+    replay = script(tmp_path, {})
+    evaluator = run_cli("run", repo / "plan", "--script", replay, "--evaluator", "robot")
+    assert evaluator.exit_code == 1
+    assert evaluator.stderr.startswith("taskhand: error: unknown agent 'robot'")
+    (repo / "plan" / "taskhand.toml").write_text("[review]\nbounces = 0\n")
+    bad = run_cli("run", repo / "plan")
+    assert bad.exit_code == 1 and bad.stderr.count("\n") == 1
+    assert "[review] bounces = 0 (fix: a whole number >= 1)" in bad.stderr
+    assert git(repo, "branch", "--format=%(refname:short)").split() == ["main"]
+    assert not StateDir.for_repo(repo).database.exists()
+
+
+def test_review_options_reach_the_run(tmp_path: Path, run_cli: RunCli) -> None:
+    repo = repo_with_plan(tmp_path)
+    (repo / "plan" / "taskhand.toml").write_text(
+        "[review]\nbounces = 4\n[prompts]\nplan_bytes = 900\n"
+    )
+    replay = script(
+        tmp_path,
+        {"T-001": [attempt(write("a.txt", "a\n"))], "T-002": [attempt(write("b.txt", "b\n"))]},
+    )
+    result = run_cli("run", repo / "plan", "--script", replay, "--review", "tests,security")
+    assert result.exit_code == 0, result.output
+    with Store.open(StateDir.for_repo(repo).database) as store:
+        run = store.runs()[0]
+        lenses = [u.lens for u in store.units(run.id, "T-001")]
+    config = RunConfig.from_json(run.config)
+    assert (config.lenses, config.caps.bounces, config.prompt_caps.plan_bytes) == (
+        ["tests", "security"],
+        4,
+        900,
+    )
+    assert lenses == ["", "tests", "security"]
+
+
+def test_a_run_started_before_reviews_existed_resumes_with_the_defaults() -> None:
+    old = {"agent": "replay", "model": None, "script": None, "base_ref": "HEAD"}
+    old["caps"] = {"max_attempts": 2, "unit_seconds": 60.0}  # type: ignore[assignment]
+    config = RunConfig.from_json(old)
+    assert (config.caps.max_attempts, config.caps.bounces, config.lenses) == (2, 3, ["general"])
+    assert config.prompt_caps == PromptCaps() and config.evaluator_agent == "replay"
