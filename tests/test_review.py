@@ -257,3 +257,29 @@ def test_a_campaign_runs_each_lens_in_its_own_copy_and_blocking_findings_go_back
     assert "Rejected (security review) as spec_violation: a.txt is world-writable." in retry
     assert "Drop the chmod." in retry
     assert git(repo, "show", f"{summary.run_branch}:a.txt") == "a!\n"
+
+
+def test_a_task_whose_spend_passes_its_budget_stops_before_review_and_others_go_on(
+    tmp_path: Path,
+) -> None:
+    repo = plan_repo(tmp_path, {"T-001": "Write a.txt.\n", "T-002": "Write b.txt.\n"})
+    replay = script(
+        tmp_path,
+        {
+            "T-001": [attempt(write("a.txt", "a\n"), cost=0.75)],
+            "T-002": [
+                attempt(write("b.txt", "b\n"), cost=0.25, review={"verdict": "accept", "cost": 0.1})
+            ],
+        },
+    )
+    summary, record = run_plan(repo / "plan", repo, replay, task_dollars=0.5)
+    concluded = {e.task_id: e.data for e in record.of("task_concluded")}
+    assert concluded["T-001"] == {
+        "status": "FAIL",
+        "text": "the task's spend cap of $0.5 was reached",
+    }
+    assert concluded["T-002"]["status"] == "DONE"
+    units, ledger = units_and_ledger(repo, "T-001")
+    assert [u.role for u in units] == ["implementer"]  # no reviewer was paid for
+    assert [e.outcome for e in ledger] == ["capped"]
+    assert summary.message == "TaskTrack EXIT: Failed Tasks"

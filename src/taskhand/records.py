@@ -97,7 +97,8 @@ class Gate:
 class Entry:
     """What one attempt at a task came to, for the task's ledger.
 
-    `outcome` is accepted, rejected, checks_failed, no_changes or unit_failed; `report`
+    `outcome` is accepted, rejected, checks_failed, no_changes, unit_failed, gave_up,
+    review_failed or capped; `report`
     the worker's case, `gates` the machine checks, `verdicts` the reviewers' judgements.
     """
 

@@ -50,6 +50,14 @@ class _Result:
     text: str
 
 
+@dataclass(frozen=True)
+class _Stop:
+    """Why a review ended without verdicts: the attempt's outcome and the reason."""
+
+    outcome: str  # review_failed or capped
+    reason: str
+
+
 # An empty change is rejected by the harness itself: there is nothing for a reviewer to read.
 NOTHING_DONE = Verdict(
     False,
@@ -323,9 +331,9 @@ class Runner:
             entry = Entry("checks_failed", "; ".join(failures), summary, case, gates)
             return self.retry(attempt, task, "failed", "; ".join(failures), entry)
         found = self.review(task, context, attempt, worktree, candidate, outcome, results, summary)
-        if isinstance(found, str):
-            entry = Entry("review_failed", found, summary, case, gates)
-            reason = self.end_attempt(attempt, "review_failed", found, entry)
+        if isinstance(found, _Stop):
+            entry = Entry(found.outcome, found.reason, summary, case, gates)
+            reason = self.end_attempt(attempt, found.outcome, found.reason, entry)
             self.emit("attempt_failed", task.id, reason=reason)
             return _Result(Status.FAIL, reason)
         verdicts = [_verdict(v, lens) for lens, v in found]
@@ -384,9 +392,9 @@ class Runner:
         outcome: Outcome,
         gates: list[GateResult],
         summary: str,
-    ) -> list[tuple[str, Verdict]] | str:
+    ) -> list[tuple[str, Verdict]] | _Stop:
         """Every reviewer's verdict on the candidate, each from its own disposable copy; or
-        why the review could not be done."""
+        why the review stopped: a reviewer could not judge, or the task's budget ran out."""
         base = attempt.base_sha
         shown = prompts.Candidate(
             outcome.resolution,
@@ -398,10 +406,13 @@ class Runner:
         )
         verdicts = []
         for lens in self.config.lenses:
+            spent = self.task_cap(task.id)  # the worker's unit may have used up the budget
+            if spent:
+                return _Stop("capped", spent)
             prompt = self.redact(prompts.evaluator(task, context, shown, lens))
             found = self.reviewer(task, attempt, worktree, candidate, prompt, lens)
             if isinstance(found, str):
-                return found
+                return _Stop("review_failed", found)
             verdicts.append((lens, found))
         return verdicts
 
