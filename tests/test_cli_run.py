@@ -57,7 +57,8 @@ def test_run_json_streams_events(tmp_path: Path, run_cli: RunCli) -> None:
     assert [(r["status"], r["done"], r["tasks"]) for r in runs] == [("completed", 2, 2)]
     stats = json.loads(run_cli("stats", "--repo", repo, "--json").output)
     assert [t["task_id"] for t in stats["tasks"]] == ["T-001", "T-002"]
-    assert stats["total"]["units"] == 4  # an implementer and a reviewer per task
+    assert (stats["total"]["units"], stats["total"]["reviews"]) == (4, 2)  # one of each a task
+    assert stats["total"]["prompt_bytes"] > 0
     text = run_cli("stats", "--repo", repo).output
     assert "TOTAL" in text and "tokens in" in text
 

@@ -406,9 +406,10 @@ def make_units(store: Store, db_path: Path) -> str:
         ("T-1", Usage(200, 20, 0, 0.25, False), "14:01:00.000", "14:02:00.000"),
         ("T-2", Usage(1000, 100, 500, 1.0, True), "14:03:00.000", "14:03:05.250"),
     ]
-    for task_id, usage, start, end in spans:
+    for n, (task_id, usage, start, end) in enumerate(spans):
         attempt = store.start_attempt(run.id, task_id, "/wt", "b", "base")
-        unit_id = store.start_unit(attempt.id, "implementer", "claude", None, "prompt")
+        role = "evaluator" if n == 1 else "implementer"  # T-1's second unit reviews
+        unit_id = store.start_unit(attempt.id, role, "claude", None, "prompt")
         store.finish_unit(unit_id, "done", usage, None)
         with raw(db_path) as conn:  # fix the clock so agent seconds are known
             conn.execute(
@@ -436,6 +437,8 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
             {
                 "task_id": "T-1",
                 "units": 2,
+                "reviews": 1,
+                "prompt_bytes": 12,
                 "seconds": 90.5,
                 "tokens_in": 300,
                 "tokens_out": 30,
@@ -446,6 +449,8 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
             {
                 "task_id": "T-2",
                 "units": 1,
+                "reviews": 0,
+                "prompt_bytes": 6,
                 "seconds": 5.25,
                 "tokens_in": 1000,
                 "tokens_out": 100,
@@ -456,6 +461,8 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
             {
                 "task_id": "T-3",
                 "units": 1,
+                "reviews": 0,
+                "prompt_bytes": 6,
                 "seconds": 0.0,
                 "tokens_in": 0,
                 "tokens_out": 0,
@@ -466,6 +473,8 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
             {
                 "task_id": "T-10",
                 "units": 0,
+                "reviews": 0,
+                "prompt_bytes": 0,
                 "seconds": 0.0,
                 "tokens_in": 0,
                 "tokens_out": 0,
@@ -477,6 +486,8 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
         "total": {
             "task_id": "TOTAL",
             "units": 4,
+            "reviews": 1,
+            "prompt_bytes": 24,
             "seconds": 95.75,
             "tokens_in": 1300,
             "tokens_out": 130,

@@ -247,6 +247,8 @@ def stats(run_id: str | None, repo: Path | None, as_json: bool) -> None:
     table = Table(
         "task",
         "units",
+        "reviews",
+        "prompt KB",
         "agent s",
         "tokens in",
         "tokens out",
@@ -260,6 +262,8 @@ def stats(run_id: str | None, repo: Path | None, as_json: bool) -> None:
         table.add_row(
             row.task_id,
             str(row.units),
+            str(row.reviews),
+            f"{row.prompt_bytes / 1024:.1f}",
             f"{row.seconds:.1f}",
             str(row.tokens_in),
             str(row.tokens_out),

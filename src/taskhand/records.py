@@ -140,6 +140,8 @@ class Event:
 class TaskStats:
     task_id: str
     units: int  # units started, finished or not
+    reviews: int  # of those, the reviewers' units
+    prompt_bytes: int  # the prompts of all those units
     seconds: float  # agent time of finished units
     tokens_in: int
     tokens_out: int

@@ -525,4 +525,6 @@ def _task_stats(task_id: str, units: list[UnitRow]) -> TaskStats:
     seconds = round(sum(_seconds_between(u.started, ended) for u, ended in finished), 3)
     s = sum((u.usage for u, _ in finished), Usage())
     counts = (s.tokens_in, s.tokens_out, s.tokens_cached, s.cost, s.estimated)
-    return TaskStats(task_id, len(units), seconds, *counts)
+    reviews = sum(u.role == "evaluator" for u in units)
+    prompt_bytes = sum(u.prompt_bytes for u in units)
+    return TaskStats(task_id, len(units), reviews, prompt_bytes, seconds, *counts)
