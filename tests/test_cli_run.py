@@ -152,3 +152,39 @@ def test_a_run_started_before_reviews_existed_resumes_with_the_defaults() -> Non
     config = RunConfig.from_json(old)
     assert (config.caps.max_attempts, config.caps.bounces, config.lenses) == (2, 3, ["general"])
     assert config.prompt_caps == PromptCaps() and config.evaluator_agent == "replay"
+
+
+def test_ledger_shows_what_became_of_each_attempt(tmp_path: Path, run_cli: RunCli) -> None:
+    repo = repo_with_plan(tmp_path)
+    reject = {
+        "verdict": "reject",
+        "category": "weak_test",
+        "concern": "No test reads a.txt.",
+        "evidence": ["a.txt"],
+        "next_step": "Add a test.",
+    }
+    replay = script(
+        tmp_path,
+        {
+            "T-001": [
+                attempt(write("a.txt", "a\n"), review=reject),
+                attempt(write("t.txt", "t\n")),
+            ],
+            "T-002": [attempt(write("b.txt", "b\n"))],
+        },
+    )
+    assert run_cli("run", repo / "plan", "--script", replay).exit_code == 0
+    shown = run_cli("ledger", "T-001", "--repo", repo)
+    assert shown.exit_code == 0, shown.output
+    lines = shown.output.splitlines()
+    assert lines[0] == "T-001 attempt 1: rejected: rejected as weak_test: No test reads a.txt."
+    assert "  general review: reject as weak_test: No test reads a.txt." in lines
+    assert "    next step: Add a test." in lines and "T-002" not in shown.output
+    assert "T-001 attempt 2: accepted: did it" in lines
+    assert "  change: 2 files changed (+2 -0): a.txt, t.txt" in lines  # built on attempt 1
+    data = json.loads(run_cli("ledger", "--repo", repo, "--json").output)
+    assert [(e["task_id"], e["outcome"]) for e in data["entries"]] == [
+        ("T-001", "rejected"),
+        ("T-001", "accepted"),
+        ("T-002", "accepted"),
+    ]

@@ -37,7 +37,9 @@ def section(prompt: str, start: str, end: str) -> str:
 def test_prompts_never_show_the_machinery_or_another_tasks_ledger(tmp_path: Path) -> None:
     files = {str(k): str(v) for k, v in md_plan().items()}
     files["T-001-a.md"] = md_task("T-001", "Write a", body="Write a.txt.\n")
-    body = "## Description\nWrite b.txt.\n\n## Acceptance criteria\n- `$ test -s b.txt`\n"
+    # A check whose output names the workspace's absolute path, as a test runner's does.
+    check = "`$ python3 -c \"import os; print(os.getcwd()); open('b.txt')\"`"
+    body = f"## Description\nWrite b.txt.\n\n## Acceptance criteria\n- {check}\n"
     files["T-002-b.md"] = md_task("T-002", "Write b", body=body)
     repo = make_repo(tmp_path / "repo", {f"plan/{k}": v for k, v in files.items()})
     secret_concern = "Ledger note only for T-001: a.txt lacks a newline."
@@ -101,7 +103,8 @@ def test_prompts_never_show_the_machinery_or_another_tasks_ledger(tmp_path: Path
     retry_1 = prompt_of(units[by_role.index(("T-001", "implementer"), 1)])
     assert secret_concern in retry_1  # its own ledger, on its own retry
     retry_2 = prompt_of(units[by_role.index(("T-002", "implementer"), 5)])
-    assert "Check command failed: `test -s b.txt` exited 1" in retry_2
+    assert "Check command failed: `python3 -c" in retry_2 and "exited 1" in retry_2
+    assert "FileNotFoundError" in retry_2 and "\n     .\n" in retry_2  # the cwd, as "."
 
 
 def test_every_cap_is_respected(tmp_path: Path) -> None:

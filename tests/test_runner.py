@@ -364,3 +364,16 @@ def test_a_branch_the_run_did_not_make_is_left_alone(tmp_path: Path) -> None:
     assert git(repo, "rev-parse", f"taskhand/FOO-1-task-foo-1-{summary.run_id}").strip() == (
         git(repo, "rev-parse", summary.run_branch).strip()
     )
+
+
+def test_workspace_paths_in_a_ledger_text_become_relative(tmp_path: Path) -> None:
+    from taskhand.runner import _workspace_relative
+
+    worktree = tmp_path / "worktrees" / "T-1" / "attempt-2"
+    text = (
+        f'File "{worktree}/tests/x.py", cwd {worktree}; a reviewer saw '
+        f"{worktree}-review-security-1/a.py; another attempt: {worktree}2/b.py"
+    )
+    assert _workspace_relative(text, worktree) == (
+        f'File "tests/x.py", cwd .; a reviewer saw a.py; another attempt: {worktree}2/b.py'
+    )

@@ -42,6 +42,10 @@ class Group(click.Group):
             return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except BrokenPipeError:
+            # The reader went away (`taskhand ledger | head`): stop quietly, as a filter does.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise SystemExit(141) from None
         except PlanError as exc:
             for problem in exc.problems:
                 click.echo(problem.render(), err=True)

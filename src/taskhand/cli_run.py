@@ -1,9 +1,10 @@
-"""The run commands of `taskhand`: run, resume, runs, stats, clean, demo."""
+"""The run commands of `taskhand`: run, resume, runs, stats, ledger, clean, demo."""
 
 from __future__ import annotations
 
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -273,6 +274,44 @@ def stats(run_id: str | None, repo: Path | None, as_json: bool) -> None:
     _console().print(table)
 
 
+@click.command()
+@click.argument("task_id", required=False)
+@click.option("--run", "run_id", help="The run (default: the latest of this repository).")
+@REPO
+@JSON
+def ledger(task_id: str | None, run_id: str | None, repo: Path | None, as_json: bool) -> None:
+    """What became of each attempt at TASK (default: every task): checks, verdicts, change."""
+    _, store = _store(repo)
+    with store:
+        found = _pick(store, run_id)
+        entries = store.ledger(found.id, task_id)
+    if as_json:
+        click.echo(_json({"run": found.id, "entries": [asdict(e) for e in entries]}))
+        return
+    if not entries:
+        click.echo(f"run {found.id}: no attempt of {task_id or 'any task'} has ended yet")
+    for entry in entries:
+        headline = entry.summary.strip().splitlines()[0] if entry.summary.strip() else ""
+        click.echo(f"{entry.task_id} attempt {entry.iteration}: {entry.outcome}: {headline}")
+        if entry.diff_summary:
+            click.echo(f"  change: {entry.diff_summary}")
+        for gate in entry.gates:
+            if not gate.get("ok"):
+                detail = str(gate.get("detail", "")).replace("\n", "\n    ")
+                click.echo(f"  check {gate.get('name')} failed: {detail}")
+        for verdict in entry.verdicts:
+            words = verdict.get("verdict", "")
+            if verdict.get("category"):
+                words += f" as {verdict['category']}"
+            click.echo(
+                f"  {verdict.get('lens', 'general')} review: {words}: {verdict.get('concern')}"
+            )
+            if verdict.get("evidence"):
+                click.echo(f"    evidence: {', '.join(verdict['evidence'])}")
+            if verdict.get("next_step"):
+                click.echo(f"    next step: {verdict['next_step']}")
+
+
 @click.command(name="clean")
 @click.argument("run_id", required=False)
 @click.option("--dry-run", is_flag=True, help="Show what would be removed; change nothing.")
@@ -315,4 +354,4 @@ def _json(data: Any) -> str:
     return json.dumps(data, indent=2)
 
 
-COMMANDS = [run, resume, runs, stats, clean_command, demo_command]
+COMMANDS = [run, resume, runs, stats, ledger, clean_command, demo_command]

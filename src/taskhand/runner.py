@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable
@@ -365,8 +366,12 @@ class Runner:
         self, task: Task, attempt: Attempt, worktree: Path, candidate: str
     ) -> list[GateResult]:
         forbidden = self.plan_folder_in_repo()
+
+        def shown(text: str) -> str:  # secrets out, and paths as the agent sees them
+            return self.redact(_workspace_relative(text, worktree))
+
         results = [
-            replace(g, detail=self.redact(g.detail), output=self.redact(g.output))
+            replace(g, detail=shown(g.detail), output=shown(g.output))
             for g in run_gates(self.repo, worktree, attempt.base_sha, candidate, task, forbidden)
         ]
         for gate in results:
@@ -497,18 +502,24 @@ class Runner:
         return _Result(None, reason)
 
     def end_attempt(self, attempt: Attempt, status: str, reason: str, entry: Entry) -> str:
-        """Conclude the attempt and write its ledger entry, both redacted; the reason kept."""
-        r = self.redact
-        clean = Entry(
-            entry.outcome,
-            r(entry.summary),
-            r(entry.diff_summary),
-            r.value(entry.report),
-            r.value(entry.gates),
-            r.value(entry.verdicts),
+        """Conclude the attempt and write its ledger entry, both redacted and with workspace
+        paths made relative (later prompts show them); the reason kept."""
+        worktree = Path(attempt.worktree)
+
+        def clean(value: Any) -> Any:
+            if isinstance(value, str):
+                return self.redact(_workspace_relative(value, worktree))
+            if isinstance(value, dict):
+                return {k: clean(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [clean(v) for v in value]
+            return value
+
+        fields = (entry.summary, entry.diff_summary, entry.report, entry.gates, entry.verdicts)
+        self.store.finish_attempt(
+            attempt.id, status, clean(reason), Entry(entry.outcome, *map(clean, fields))
         )
-        self.store.finish_attempt(attempt.id, status, r(reason), clean)
-        return r(reason)
+        return str(clean(reason))
 
     # -- caps, ends and helpers ----------------------------------------------------------
 
@@ -592,6 +603,17 @@ def _report(outcome: Outcome) -> dict[str, Any]:
         "workarounds": list(report.workarounds),
         "uncertainties": list(report.uncertainties),
     }
+
+
+def _workspace_relative(text: str, worktree: Path) -> str:
+    """`text` with the absolute paths of the attempt's worktree and its reviewers' copies made
+    relative: a check's output (a test runner's traceback) or a reviewer's note must not show
+    an agent where the harness keeps its worktrees."""
+    for parent in {str(worktree.parent.resolve()), str(worktree.parent.absolute())}:
+        own = re.escape(f"{parent}/{worktree.name}") + r"(?:-review-[a-z]+-\d+)?"
+        text = re.sub(own + "/", "", text)
+        text = re.sub(own + r"(?![\w-])", ".", text)
+    return text
 
 
 def _restore(worktree: Path) -> None:

@@ -390,9 +390,12 @@ class Store:
                     ),
                 )
 
-    def ledger(self, run_id: str, task_id: str, last: int | None = None) -> list[LedgerEntry]:
-        """The task's ledger, oldest first; only its `last` entries when given."""
-        where = "run_id = ? AND task_id = ? ORDER BY id"
+    def ledger(
+        self, run_id: str, task_id: str | None, last: int | None = None
+    ) -> list[LedgerEntry]:
+        """The task's ledger (every task's when None), oldest first; its `last` entries only
+        when given."""
+        where = "run_id = ?1 AND (?2 IS NULL OR task_id = ?2) ORDER BY id"
         entries = self._select(LedgerEntry, where, (run_id, task_id))
         return entries[-last:] if last else entries
 
