@@ -98,3 +98,11 @@ def test_markdown_ids_of_mixed_widths_are_flagged(write_plan: WritePlan) -> None
     [warning] = [p for p in report.warnings if p.rule == "counters"]
     assert "ids have different widths (T-2, T-10)" in warning.message
     assert [t.id for t in report.plan.tasks] == ["T-2", "T-10"]  # type: ignore[union-attr]
+
+
+def test_a_heading_whose_id_has_no_number_is_an_error_not_a_crash(write_plan: WritePlan) -> None:
+    files = tt_plan([[("FOO-1", "DONE"), ("FOO-2", "OPEN")]], {"FOO-2": "FOO-1"})
+    text = str(files["FOO-1.md"])
+    files["FOO-1.md"] = text.replace("# FOO-1: ", "# F:OO-1: ", 1)  # found by hypothesis
+    report = validate(write_plan(files))
+    assert any("heading names F but the file is FOO-1.md" in p.render() for p in report.errors)

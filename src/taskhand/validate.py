@@ -140,7 +140,8 @@ def _check_criteria(plan: Plan, problems: list[Problem]) -> None:
 
 def _check_counters(plan: Plan, problems: list[Problem]) -> None:
     if plan.dialect is Dialect.TASKTRACK:
-        counters = [int(counter(t.id)) for t in plan.tasks]  # at most 9 digits each
+        # At most 9 digits each; an id without a number is reported by its own rule.
+        counters = [int(number) for t in plan.tasks if (number := counter(t.id))]
         missing = sorted(set(range(1, max(counters, default=0) + 1)) - set(counters))
         if missing and plan.overview_path:
             shown = ", ".join(f"{plan.code}-{n}" for n in missing[:5])
