@@ -520,7 +520,7 @@ BETWEEN = [
     ("markdown", "call:taskhand.git:add_worktree"),  # a worktree before its unit
     ("markdown", "call:taskhand.git:commit_worktree"),  # a candidate not yet recorded
     ("markdown", "call:taskhand.git:add_detached_worktree"),  # a reviewer's copy, no review
-    ("markdown", "call:taskhand.git:add_detached_worktree#3"),  # T-003 attempt 1 copy
+    ("markdown", "call:taskhand.review_copy:checkout#3"),  # the copy moved to T-003 attempt 1
     ("markdown", "call:taskhand.store:Store.finish_attempt#4"),  # T-003 rejected, no event
     ("markdown", "call:taskhand.store:Store.finish_attempt"),  # passed, not yet integrated
     ("markdown", "call:taskhand.git:move_branch"),  # integrated, no 'integrated' event yet

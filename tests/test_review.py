@@ -130,11 +130,15 @@ def test_a_rejected_candidate_goes_back_with_the_verdict_and_the_fix_is_accepted
 def test_a_reviewer_that_writes_to_the_candidate_is_caught_and_replaced(tmp_path: Path) -> None:
     repo = plan_repo(tmp_path, {"T-001": "Write a.txt.\n"})
     marker = tmp_path / "escaped-once"
-    # The reviewer's copy is a sibling of the candidate's worktree: it climbs out and writes.
-    escape = f"[ -e {marker} ] || {{ touch {marker}; echo hacked >> ../attempt-1/a.txt; }}"
+    # The reviewer's copy lies near the candidate's worktree: it climbs out and writes there,
+    # and leaves a scratch file in its own copy.
+    escape = f"[ -e {marker} ] || {{ touch {marker}; echo hacked >> ../T-001/attempt-1/a.txt; }}"
+    look = (
+        f"pwd >> {tmp_path}/where; ls -A | tr '\\n' ' ' >> {tmp_path}/seen; echo >> {tmp_path}/seen"
+    )
     review = {
         "verdict": "accept",
-        "actions": [{"run": ["sh", "-c", f"pwd >> {tmp_path}/where; {escape}"]}],
+        "actions": [{"run": ["sh", "-c", f"{look}; touch scratch.txt; {escape}"]}],
     }
     replay = script(tmp_path, {"T-001": [attempt(write("a.txt", "a\n"), review=review)]})
     summary, record = run_plan(repo / "plan", repo, replay)
@@ -148,16 +152,18 @@ def test_a_reviewer_that_writes_to_the_candidate_is_caught_and_replaced(tmp_path
     assert git(repo, "show", f"{candidate}:a.txt") == "a\n"
     assert git(repo, "show", f"{summary.run_branch}:a.txt") == "a\n"
     wrote = (tmp_path / "where").read_text().split()
-    assert len(wrote) == 2 and len(set(wrote)) == 2  # each try in a fresh copy
-    assert all(Path(w).name.startswith("attempt-1-review-general-") for w in wrote)
-    assert not any(Path(w).exists() for w in wrote)  # and each copy discarded
+    assert [Path(w).name for w in wrote] == ["review-general"] * 2
+    # Each try starts from a clean checkout of the candidate: the first one's scratch file
+    # is gone; and the copy goes with the run.
+    assert (tmp_path / "seen").read_text().splitlines() == [".git README.md a.txt plan "] * 2
+    assert not Path(wrote[0]).exists()
     units, _ = units_and_ledger(repo, "T-001")
     assert [u.role for u in units] == ["implementer", "evaluator", "evaluator"]
 
 
 def test_a_reviewer_that_keeps_writing_fails_the_task_and_others_go_on(tmp_path: Path) -> None:
     repo = plan_repo(tmp_path, {"T-001": "Write a.txt.\n", "T-002": "Write b.txt.\n"})
-    escape = {"run": ["sh", "-c", "echo hacked >> ../attempt-1/a.txt"]}
+    escape = {"run": ["sh", "-c", "echo hacked >> ../T-001/attempt-1/a.txt"]}
     replay = script(
         tmp_path,
         {
@@ -241,12 +247,8 @@ def test_a_campaign_runs_each_lens_in_its_own_copy_and_blocking_findings_go_back
         ("correctness", "accept"),
         ("security", "accept"),
     ]
-    copies = (tmp_path / "where").read_text().split()
-    assert len(set(copies)) == 4
-    assert [Path(c).name for c in copies[:2]] == [
-        "attempt-1-review-correctness-1",
-        "attempt-1-review-security-1",
-    ]
+    copies = [Path(c).name for c in (tmp_path / "where").read_text().split()]
+    assert copies == ["review-correctness", "review-security"] * 2  # a copy per lens
     units, ledger = units_and_ledger(repo, "T-001")
     assert [[v["lens"] for v in e.verdicts] for e in ledger] == [["correctness", "security"]] * 2
     assert [u.lens for u in units] == ["", "correctness", "security", "", "correctness", "security"]
@@ -283,3 +285,21 @@ def test_a_task_whose_spend_passes_its_budget_stops_before_review_and_others_go_
     assert [u.role for u in units] == ["implementer"]  # no reviewer was paid for
     assert [e.outcome for e in ledger] == ["capped"]
     assert summary.message == "TaskTrack EXIT: Failed Tasks"
+
+
+def test_a_worker_that_rewrites_its_git_link_gets_nothing_taken(tmp_path: Path) -> None:
+    repo = plan_repo(tmp_path, {"T-001": "Write a.txt.\n"})
+    (repo / "mine.txt").write_text("the user's work\n")
+    git(repo, "add", "mine.txt")
+    aim = {"run": ["sh", "-c", f"echo 'gitdir: {repo / '.git'}' > .git"]}
+    replay = script(
+        tmp_path, {"T-001": [attempt(write("a.txt", "a\n"), aim), attempt(write("a.txt", "a\n"))]}
+    )
+    summary, record = run_plan(repo / "plan", repo, replay)
+    assert summary.status == "completed"
+    [failed] = record.of("attempt_failed")
+    assert (
+        failed.data["reason"] == "the workspace's .git file was changed, so nothing in it was taken"
+    )
+    assert git(repo, "status", "--porcelain") == "A  mine.txt\n"  # the user's index as it was
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1

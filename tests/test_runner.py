@@ -370,9 +370,10 @@ def test_workspace_paths_in_a_ledger_text_become_relative(tmp_path: Path) -> Non
     from taskhand.runner import _workspace_relative
 
     worktree = tmp_path / "worktrees" / "T-1" / "attempt-2"
+    copy = tmp_path / "worktrees" / "review-security"
     text = (
         f'File "{worktree}/tests/x.py", cwd {worktree}; a reviewer saw '
-        f"{worktree}-review-security-1/a.py; another attempt: {worktree}2/b.py"
+        f"{copy}/a.py; another attempt: {worktree}2/b.py"
     )
     assert _workspace_relative(text, worktree) == (
         f'File "tests/x.py", cwd .; a reviewer saw a.py; another attempt: {worktree}2/b.py'

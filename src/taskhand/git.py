@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -297,6 +298,9 @@ def remove_worktree(repo: Path, path: Path, locked_too: bool = False) -> None:
     done = _git(repo, "worktree", "remove", *force, "--", str(path.resolve()), ok=(0, 128))
     if done.returncode == 0:
         return
+    if path.exists() and not worktree_link_intact(repo, path):
+        # git will not remove a worktree whose .git an agent rewrote; the folder is ours.
+        shutil.rmtree(path, ignore_errors=True)
     if not path.exists():
         _git(repo, "worktree", "prune")
     if _registered(repo, path) is not None:
@@ -304,6 +308,30 @@ def remove_worktree(repo: Path, path: Path, locked_too: bool = False) -> None:
             f"cannot remove worktree {path}: {_reason(done.stderr)}",
             f"git worktree unlock {path}, then try again",
         )
+
+
+def worktree_link_intact(repo: Path, path: Path) -> bool:
+    """Whether the `.git` file of the worktree at `path` still points at the administrative
+    folder git made for it. An agent that rewrote it could aim the harness's next git
+    command in that folder (an add, a reset) at another checkout, such as the user's."""
+    link = path / ".git"
+    if link.is_symlink() or not link.is_file():
+        return False
+    try:
+        text = link.read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return False
+    common = Path(_out(repo, "rev-parse", "--git-common-dir"))
+    admin = (common if common.is_absolute() else repo / common) / "worktrees"
+    target = Path(text.removeprefix("gitdir: "))
+    if not text.startswith("gitdir: ") or target.resolve().parent != admin.resolve():
+        return False
+    # The administrative folder names its worktree in turn: the two must agree.
+    try:
+        back = (target / "gitdir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return False
+    return Path(back).resolve() == link.resolve()
 
 
 def _identity(worktree: Path, role: str, config: dict[str, str]) -> tuple[str, str]:

@@ -1,13 +1,16 @@
-"""Disposable copies for reviewers: a throwaway worktree of the candidate commit per reviewer,
+"""Disposable copies for reviewers: a pristine checkout of the candidate commit per review,
 and proof afterwards that the candidate's own worktree was not touched.
 
-A reviewer may edit, build and run tests in its copy; the copy is discarded either way. Any
-change to the candidate (HEAD, index, dirty or untracked paths, any file's bytes or mode) is
-a `reviewer_write_violation`, reported with what changed.
+A reviewer may edit, build and run tests in its copy; whatever it did there is wiped when the
+review ends. The folder itself is kept for the next review through the same lens, since moving
+a checkout to the next candidate rewrites only the files that differ, where a new worktree
+writes every file of the project. Any change to the candidate (HEAD, index, dirty or untracked
+paths, any file written) is a `reviewer_write_violation`, reported with what changed.
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -29,15 +32,50 @@ class Copy:
 
 @contextmanager
 def disposable_copy(repo: Path, candidate: str, path: Path, watched: Path) -> Iterator[Copy]:
-    """A worktree at `path` on commit `candidate`; `watched` is checked unchanged afterwards."""
-    before = snapshot(watched)
-    git.add_detached_worktree(repo, path, candidate)
+    """A clean checkout of commit `candidate` at `path`; `watched` is checked unchanged after."""
+    # By inode and change time rather than by content: a write always moves a file's ctime,
+    # and reading every byte of a large project twice a review would cost more than the review.
+    before = snapshot(watched, content=False)
+    checkout(repo, path, candidate)
     copy = Copy(path)
     try:
         yield copy
     finally:
-        git.remove_worktree(repo, path, locked_too=True)
-        copy.violations.extend(differences(before, snapshot(watched)))
+        wipe(repo, path)
+        copy.violations.extend(differences(before, snapshot(watched, content=False)))
+
+
+def checkout(repo: Path, path: Path, sha: str) -> None:
+    """`path` as a detached worktree at `sha` with nothing else in it: the folder a previous
+    review left is reused when git still knows it as ours, else made anew."""
+    if path.exists() and git.worktree_link_intact(repo, path):
+        try:
+            git._git(path, "checkout", "--quiet", "--force", "--detach", git.resolve(repo, sha))
+            git._git(path, "clean", "-ffdxq")
+            return
+        except git.GitError:
+            pass  # a copy too damaged to move: made anew below
+    release(repo, path)
+    git.add_detached_worktree(repo, path, sha)
+
+
+def wipe(repo: Path, path: Path) -> None:
+    """Undo whatever a reviewer did in its copy; a copy whose link to the repository was
+    tampered with is removed whole, never touched through that link."""
+    if not git.worktree_link_intact(repo, path):
+        release(repo, path)
+        return
+    try:
+        git._git(path, "reset", "--quiet", "--hard")
+        git._git(path, "clean", "-ffdxq")
+    except git.GitError:
+        release(repo, path)
+
+
+def release(repo: Path, path: Path) -> None:
+    """Remove the copy at `path`, from the repository's side, and any folder left of it."""
+    git.remove_worktree(repo, path, locked_too=True)
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def differences(before: dict[str, object], after: dict[str, object]) -> list[str]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from taskhand import diffs, git, prompts, schedule
+from taskhand import diffs, git, prompts, review_copy, schedule
 from taskhand.agents.base import Agent, Case, Outcome, Role, Unit, Verdict
 from taskhand.formats.templates import slug
 from taskhand.gates import GateResult, run_gates
@@ -317,6 +317,10 @@ class Runner:
         if outcome.case is not Case.DONE:
             failure = outcome.failure or "the agent did not finish"
             return self.retry(attempt, task, "failed", failure, Entry("unit_failed", failure))
+        if not git.worktree_link_intact(self.repo, worktree):
+            # Committing through a rewritten .git could stage into another checkout.
+            failure = "the workspace's .git file was changed, so nothing in it was taken"
+            return self.retry(attempt, task, "failed", failure, Entry("unit_failed", failure))
         base = attempt.base_sha
         candidate = git.commit_worktree(worktree, base, f"{task.id}: {task.title}")
         if candidate is None:
@@ -421,14 +425,18 @@ class Runner:
             verdicts.append((lens, found))
         return verdicts
 
+    def review_copy(self, lens: str) -> Path:
+        """Where the reviewers through `lens` work, one after another, for the whole run."""
+        return self.state.run_dir(self.run.id) / "worktrees" / f"review-{lens}"
+
     def reviewer(
         self, task: Task, attempt: Attempt, worktree: Path, candidate: str, prompt: str, lens: str
     ) -> Verdict | str:
         """One reviewer's verdict. A reviewer that breaks, or that changes the candidate's
         worktree, is replaced once; its verdict does not count."""
         problem = ""
-        for n in range(1, REVIEW_TRIES + 1):
-            copy_path = worktree.with_name(f"{worktree.name}-review-{lens}-{n}")
+        copy_path = self.review_copy(lens)
+        for _ in range(REVIEW_TRIES):
             with disposable_copy(self.repo, candidate, copy_path, worktree) as copy:
                 outcome = self.unit(Role.EVALUATOR, task, attempt, copy.path, prompt, lens)
             if copy.violations:
@@ -548,6 +556,8 @@ class Runner:
         return self.stop(RUN_STATUS[reason], reason.message)
 
     def stop(self, status: str, message: str) -> Summary:
+        for lens in self.config.lenses:  # the copies served the whole run; they go with it
+            review_copy.release(self.repo, self.review_copy(lens))
         self.store.set_run_status(self.run.id, status, message)
         self.emit("run_finished", status=status, message=message)
         run_dir = self.state.run_dir(self.run.id)
@@ -571,7 +581,7 @@ class Runner:
                 git.remove_worktree(self.repo, tree.path, locked_too=True)
         # A run killed inside `git worktree add` can leave a folder git never registered.
         if folder.exists():
-            for leftover in sorted(folder.glob("*/attempt-*")):
+            for leftover in sorted([*folder.glob("*/attempt-*"), *folder.glob("review-*")]):
                 shutil.rmtree(leftover, ignore_errors=True)
 
     def plan_folder_in_repo(self) -> list[str]:
@@ -606,13 +616,15 @@ def _report(outcome: Outcome) -> dict[str, Any]:
 
 
 def _workspace_relative(text: str, worktree: Path) -> str:
-    """`text` with the absolute paths of the attempt's worktree and its reviewers' copies made
-    relative: a check's output (a test runner's traceback) or a reviewer's note must not show
-    an agent where the harness keeps its worktrees."""
-    for parent in {str(worktree.parent.resolve()), str(worktree.parent.absolute())}:
-        own = re.escape(f"{parent}/{worktree.name}") + r"(?:-review-[a-z]+-\d+)?"
-        text = re.sub(own + "/", "", text)
-        text = re.sub(own + r"(?![\w-])", ".", text)
+    """`text` with the absolute paths of the attempt's worktree and of the reviewers' copies
+    (worktrees/review-<lens>) made relative: a check's output (a test runner's traceback) or a
+    reviewer's note must not show an agent where the harness keeps its worktrees."""
+    for folder in {worktree.parent.parent.resolve(), worktree.parent.parent.absolute()}:
+        own = re.escape(f"{folder}/{worktree.parent.name}/{worktree.name}")
+        copies = re.escape(f"{folder}/review-") + "[a-z]+"
+        for place in (own, copies):
+            text = re.sub(place + "/", "", text)
+            text = re.sub(place + r"(?![\w-])", ".", text)
     return text
 
 

@@ -1,5 +1,6 @@
 """A snapshot of a checkout, for comparing before and after a worktree operation: its HEAD,
-branch, index, stash and status, and the content and mode of every file outside .git.
+branch, index, stash and status, and the content (or stat identity) and mode of every file
+outside .git.
 """
 
 from __future__ import annotations
@@ -14,9 +15,16 @@ from pathlib import Path
 from taskhand import git
 
 
-def snapshot(repo: Path) -> dict[str, object]:
-    """Everything a worktree operation must leave alone in a checkout, for comparing."""
+def snapshot(repo: Path, content: bool = True) -> dict[str, object]:
+    """Everything a worktree operation must leave alone in a checkout, for comparing.
+
+    `content=False` records each file's inode, size and change times instead of hashing its
+    bytes: the kernel moves a file's ctime on every write, so this catches any change to the
+    file as surely, at the cost of a stat instead of a read (it matters on large trees).
+    """
     head = git._git(repo, "rev-parse", "--verify", "--quiet", "HEAD", ok=(0, 1))
+    # Status first: it may refresh the index's stat data, which must not read as a change.
+    status = git._out(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all")
     index = Path(git._out(repo, "rev-parse", "--git-path", "index"))
     index = index if index.is_absolute() else repo / index
     return {
@@ -25,8 +33,8 @@ def snapshot(repo: Path) -> dict[str, object]:
         "index": git._out(repo, "ls-files", "-s", "-z"),
         "index_hash": _file_digest(index) if index.exists() else None,
         "stash": git._out(repo, "stash", "list"),
-        "status": git._out(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all"),
-        "files": _tree_digests(repo),
+        "status": status,
+        "files": _tree_digests(repo, content),
     }
 
 
@@ -35,8 +43,9 @@ def _file_digest(path: Path) -> str:
         return hashlib.file_digest(file, "sha256").hexdigest()
 
 
-def _tree_digests(root: Path) -> dict[str, str]:
-    """Every entry under `root` but .git: file content and mode, link text, or 'dir'."""
+def _tree_digests(root: Path, content: bool = True) -> dict[str, str]:
+    """Every entry under `root` but .git: file content (or stat identity) and mode, link
+    text, or 'dir'."""
     digests: dict[str, str] = {}
     folders = [root]
     while folders:
@@ -52,6 +61,12 @@ def _tree_digests(root: Path) -> dict[str, str]:
                     digests[name] = "dir"
                     folders.append(path)
                 else:
-                    mode = stat.S_IMODE(entry.stat().st_mode)
-                    digests[name] = f"{_file_digest(path)} {mode:o}"
+                    info = entry.stat()
+                    mode = stat.S_IMODE(info.st_mode)
+                    identity = (
+                        _file_digest(path)
+                        if content
+                        else f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+                    )
+                    digests[name] = f"{identity} {mode:o}"
     return digests
