@@ -106,7 +106,8 @@ PHASES = (
     ("worktree_add", "task branch + worktree add + prompt", "attempt_started"),
     ("unit", "agent unit (agent + transcript)", "unit_started"),
     ("commit_gates", "commit + gates", "unit_finished"),
-    ("integrate", "integrate (move run branch)", "last gate event"),
+    ("review", "review: copy, reviewer unit, wipe, check", "last gate event"),
+    ("integrate", "integrate (move run branch)", "verdict"),
     ("worktree_remove", "worktree remove", "integrated"),
     ("conclude", "conclude + complete", "Conclude step"),
 )
@@ -118,6 +119,7 @@ POINTS = (
     "unit_started",
     "unit_finished",
     "gates_end",
+    "verdict",
     "integrated",
     "conclude",
 )
@@ -357,7 +359,9 @@ def split_tasks(marks: list[Mark], agent_seconds: dict[str, float]) -> list[Task
             seen.setdefault("attempt", mark.at)
         elif mark.kind == "attempt_failed":
             raise SystemExit(f"{current}: an attempt failed; the benchmark expects none")
-        elif mark.kind in ("unit_started", "unit_finished", "integrated"):
+        elif mark.kind in ("unit_started", "unit_finished"):
+            seen.setdefault(mark.kind, mark.at)  # the worker's; the reviewer's come later
+        elif mark.kind in ("verdict", "integrated"):
             seen[mark.kind] = mark.at
         elif mark.kind == "gate":
             seen["gates_end"] = mark.at

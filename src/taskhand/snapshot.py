@@ -47,24 +47,25 @@ def _tree_digests(root: Path, content: bool = True) -> dict[str, str]:
     """Every entry under `root` but .git: file content (or stat identity) and mode, link
     text, or 'dir'."""
     digests: dict[str, str] = {}
-    folders = [root]
+    # Plain strings, not Path objects: a large project has tens of thousands of entries.
+    start = len(str(root)) + 1
+    folders = [str(root)]
     while folders:
         with os.scandir(folders.pop()) as entries:
             for entry in entries:
-                path = Path(entry.path)
-                name = path.relative_to(root).as_posix()
+                name = entry.path[start:].replace(os.sep, "/")
                 if name == ".git":
                     continue
                 if entry.is_symlink():
-                    digests[name] = f"link {os.readlink(path)}"
+                    digests[name] = f"link {os.readlink(entry.path)}"
                 elif entry.is_dir():
                     digests[name] = "dir"
-                    folders.append(path)
+                    folders.append(entry.path)
                 else:
                     info = entry.stat()
                     mode = stat.S_IMODE(info.st_mode)
                     identity = (
-                        _file_digest(path)
+                        _file_digest(Path(entry.path))
                         if content
                         else f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
                     )
