@@ -37,9 +37,6 @@ Figures, per harness:
   prompt carry the overview, the other tasks, AGENTS.md, the task's description and
   criteria, the worker's case, the diff and, on the retry, the rejection.
 
-Until taskhand has a review stage it makes no evaluator calls; its evaluator figures print
-as "-", and it accepts T-002 on the first try (so it also makes fewer worker calls).
-
 Goal (from the issue): fewer prompt bytes per accepted task than Tilth, with the same
 information shown, and no more model calls. The last line says whether it holds.
 

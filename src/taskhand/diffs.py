@@ -4,6 +4,7 @@ renames, `git diff --check` whitespace problems, and the targets of changed syml
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,10 +22,14 @@ class Change:
 
 def changed_paths(repo: Path, base: str, head: str) -> list[Change]:
     """What `head` changes relative to `base`, renames detected."""
+    return list(_changed_paths(repo, git.resolve(repo, base), git.resolve(repo, head)))
+
+
+@functools.lru_cache(maxsize=32)  # commits never change: the gate and the review share one
+def _changed_paths(repo: Path, older: str, newer: str) -> tuple[Change, ...]:
     # diff-tree is the plumbing twin of `git diff base head`: it ignores the user's diff
     # settings (relative paths, colour, external tools) that could change the output.
     diff = ["diff-tree", "-r", "-z", "--name-status", "-M"]
-    older, newer = git.resolve(repo, base), git.resolve(repo, head)
     fields = git._fields(git._git(repo, *diff, older, newer).stdout)
     changes: list[Change] = []
     i = 0
@@ -36,7 +41,7 @@ def changed_paths(repo: Path, base: str, head: str) -> list[Change]:
         else:
             changes.append(Change(status, fields[i + 1]))
             i += 2
-    return changes
+    return tuple(changes)
 
 
 def whitespace_errors(repo: Path, base: str, head: str) -> str:

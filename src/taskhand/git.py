@@ -310,6 +310,13 @@ def remove_worktree(repo: Path, path: Path, locked_too: bool = False) -> None:
         )
 
 
+@functools.lru_cache(maxsize=16)
+def _common_dir(repo: Path) -> Path:
+    """The repository's own .git folder, which its worktrees share (it never moves)."""
+    common = Path(_out(repo, "rev-parse", "--git-common-dir"))
+    return common if common.is_absolute() else repo / common
+
+
 def worktree_link_intact(repo: Path, path: Path) -> bool:
     """Whether the `.git` file of the worktree at `path` still points at the administrative
     folder git made for it. An agent that rewrote it could aim the harness's next git
@@ -321,8 +328,7 @@ def worktree_link_intact(repo: Path, path: Path) -> bool:
         text = link.read_text(encoding="utf-8").strip()
     except (OSError, UnicodeDecodeError):
         return False
-    common = Path(_out(repo, "rev-parse", "--git-common-dir"))
-    admin = (common if common.is_absolute() else repo / common) / "worktrees"
+    admin = _common_dir(repo) / "worktrees"
     target = Path(text.removeprefix("gitdir: "))
     if not text.startswith("gitdir: ") or target.resolve().parent != admin.resolve():
         return False
@@ -406,8 +412,7 @@ def clear_ref_locks(repo: Path, branches: list[str]) -> list[str]:
     Only for branches the caller owns exclusively (the runner holds the plan's lock): a lock
     file there can only be left over from a git process that died mid-update.
     """
-    common = Path(_out(repo, "rev-parse", "--git-common-dir"))
-    folder = common if common.is_absolute() else repo / common
+    folder = _common_dir(repo)
     removed = []
     for branch in branches:
         stale = folder / "refs" / "heads" / f"{branch}.lock"
