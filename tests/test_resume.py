@@ -41,8 +41,10 @@ HELPER = Path(__file__).with_name("crashing_run.py")
 GIT_IDENTITY = ["-c", "user.name=test", "-c", "user.email=test@localhost"]
 KILLED = -signal.SIGKILL
 # How many events a resumed process may emit fewer than the reference run from the same
-# point: a failed attempt it does not redo (attempt_started .. attempt_failed is 7 events).
-MARGIN = 8
+# point: an attempt it does not redo. A rejected one is the longest: attempt_started, the
+# worker's unit_started and unit_finished, 3 gates, the reviewer's two, verdict and
+# attempt_rejected are 10 events.
+MARGIN = 11
 MAX_ROUNDS = 60
 
 
