@@ -122,14 +122,8 @@ def worker(task: Task, context: Context, building_on: int | None = None) -> str:
             f"\nThe workspace already holds the changes of attempt {building_on}; build on them.\n"
         )
     return _template("implement").substitute(
-        overview=cap(plan.overview_text or plan.objective, caps.overview_bytes),
+        **_shared(task, context),
         plan=cap(plan_context(plan, task.id, context.statuses), caps.plan_bytes),
-        conventions=_section("Project conventions", context.conventions),
-        task_id=task.id,
-        title=task.title,
-        description=task.description,
-        criteria=_criteria(task),
-        exchanges=_exchanges(task.exchanges),
         ledger=ledger,
         scope=f"Stay inside these paths: {', '.join(task.paths)}." if task.paths else "",
     )
@@ -148,15 +142,9 @@ def evaluator(task: Task, context: Context, candidate: Candidate, lens: str = "g
         "recurs, say more concretely what to change.",
     )
     return _template("evaluate").substitute(
+        **_shared(task, context),
         focus=LENS_FOCUS[lens],
-        overview=cap(plan.overview_text or plan.objective, caps.overview_bytes),
         others=cap(others, caps.plan_bytes) or "(none)",
-        conventions=_section("Project conventions", context.conventions),
-        task_id=task.id,
-        title=task.title,
-        description=task.description,
-        criteria=_criteria(task),
-        exchanges=_exchanges(task.exchanges),
         case=_case(candidate),
         gates=_gates(candidate.gates),
         count="1 file" if len(candidate.changes) == 1 else f"{len(candidate.changes)} files",
@@ -164,6 +152,20 @@ def evaluator(task: Task, context: Context, candidate: Candidate, lens: str = "g
         diff=_fenced(cap(candidate.patch, caps.diff_bytes), "diff"),
         ledger=ledger,
     )
+
+
+def _shared(task: Task, context: Context) -> dict[str, str]:
+    """What both roles' prompts show the same way: the overview, the conventions, the task."""
+    plan = context.plan
+    return {
+        "overview": cap(plan.overview_text or plan.objective, context.caps.overview_bytes),
+        "conventions": _section("Project conventions", context.conventions),
+        "task_id": task.id,
+        "title": task.title,
+        "description": task.description,
+        "criteria": _criteria(task),
+        "exchanges": _exchanges(task.exchanges),
+    }
 
 
 def _section(title: str, body: str) -> str:
