@@ -303,3 +303,23 @@ def test_a_worker_that_rewrites_its_git_link_gets_nothing_taken(tmp_path: Path) 
     )
     assert git(repo, "status", "--porcelain") == "A  mine.txt\n"  # the user's index as it was
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_a_run_cap_reached_by_the_worker_stops_before_the_review_resumably(
+    tmp_path: Path,
+) -> None:
+    repo = plan_repo(tmp_path, {"T-001": "Write a.txt.\n"})
+    replay = script(tmp_path, {"T-001": [attempt(write("a.txt", "a\n"), cost=0.75)]})
+    summary, record = run_plan(repo / "plan", repo, replay, run_dollars=0.5)
+    assert (summary.status, summary.message) == (
+        "capped",
+        "the run's spend cap of $0.5 was reached",
+    )
+    units, ledger = units_and_ledger(repo, "T-001")
+    assert [u.role for u in units] == ["implementer"] and ledger == []
+    assert [e.data["attempt"] for e in record.of("attempt_interrupted")] == [1]
+    resumed, _ = run_plan(repo / "plan", repo, replay, run_dollars=5.0)
+    assert (resumed.run_id, resumed.status) == (summary.run_id, "completed")
+    units, ledger = units_and_ledger(repo, "T-001")
+    assert [u.role for u in units] == ["implementer", "implementer", "evaluator"]
+    assert [(e.iteration, e.outcome) for e in ledger] == [(2, "accepted")]

@@ -49,13 +49,14 @@ class _Result:
 
     status: Status | None
     text: str
+    run_capped: bool = False  # the run reached a cap mid-attempt: stop, resumably
 
 
 @dataclass(frozen=True)
 class _Stop:
     """Why a review ended without verdicts: the attempt's outcome and the reason."""
 
-    outcome: str  # review_failed or capped
+    outcome: str  # review_failed, capped (the task's budget) or interrupted (the run's cap)
     reason: str
 
 
@@ -232,6 +233,8 @@ class Runner:
             if self.run_cap():
                 return None
             result = self.attempt(plan, book, task)
+            if result.run_capped:
+                return None
             if result.status is not None:
                 break
         assert result.status is not None
@@ -336,6 +339,11 @@ class Runner:
             entry = Entry("checks_failed", "; ".join(failures), summary, case, gates)
             return self.retry(attempt, task, "failed", "; ".join(failures), entry)
         found = self.review(task, context, attempt, worktree, candidate, outcome, results, summary)
+        if isinstance(found, _Stop) and found.outcome == "interrupted":
+            # Like a killed attempt: no ledger entry, and a resumed run redoes it.
+            self.store.finish_attempt(attempt.id, "interrupted", self.redact(found.reason))
+            self.emit("attempt_interrupted", task.id, attempt=attempt.number)
+            return _Result(None, found.reason, run_capped=True)
         if isinstance(found, _Stop):
             entry = Entry(found.outcome, found.reason, summary, case, gates)
             reason = self.end_attempt(attempt, found.outcome, found.reason, entry)
@@ -418,6 +426,8 @@ class Runner:
             spent = self.task_cap(task.id)  # the worker's unit may have used up the budget
             if spent:
                 return _Stop("capped", spent)
+            if self.run_cap():  # or the run's: stop before paying a reviewer, resumably
+                return _Stop("interrupted", self.run_cap())
             prompt = self.redact(prompts.evaluator(task, context, shown, lens))
             found = self.reviewer(task, attempt, worktree, candidate, prompt, lens)
             if isinstance(found, str):
