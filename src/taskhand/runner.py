@@ -249,9 +249,10 @@ class Runner:
         attempts = self.store.attempts(self.run.id, task.id)
         failed = [a for a in attempts if a.status == "failed"]
         rejected = [a for a in attempts if a.status == "rejected"]
-        broken = [a for a in attempts if a.status == "review_failed"]
-        if broken:
-            return broken[-1].reason or "the review could not be done"
+        # An attempt that ended the task (a run killed before concluding it is resumed here).
+        final = [a for a in attempts if a.status in ("gave_up", "review_failed", "capped")]
+        if final:
+            return final[-1].reason or f"the last attempt ended as {final[-1].status}"
         if len(failed) >= (task.max_attempts or self.caps.max_attempts):
             return f"{len(failed)} attempts failed; the last: {failed[-1].reason}"
         if len(rejected) >= self.caps.bounces:
@@ -267,7 +268,7 @@ class Runner:
         earlier = self.store.attempts(self.run.id, task.id)
         number = len(earlier) + 1
         worktree = self.state.worktree(self.run.id, task.id, number)
-        branch = self.branch_for(task, base)
+        branch = self.branch_for(task, base, earlier)
         attempt = self.store.start_attempt(self.run.id, task.id, str(worktree), branch, base)
         building_on = self.building_on(earlier, base)
         start = building_on.candidate_sha if building_on else None
@@ -290,10 +291,10 @@ class Runner:
             return None
         return last if git.resolve(self.repo, f"{last.candidate_sha}^") == base else None
 
-    def branch_for(self, task: Task, base: str) -> str:
+    def branch_for(self, task: Task, base: str, earlier: list[Attempt]) -> str:
         """The task's branch; one of that name that this run did not make is left alone."""
         branch = task_branch(task)
-        ours = {a.branch for a in self.store.attempts(self.run.id, task.id)}
+        ours = {a.branch for a in earlier}
         if branch in ours or git.branch_sha(self.repo, branch) in (None, base):
             return branch
         return f"{branch}-{self.run.id}"
@@ -426,8 +427,9 @@ class Runner:
             spent = self.task_cap(task.id)  # the worker's unit may have used up the budget
             if spent:
                 return _Stop("capped", spent)
-            if self.run_cap():  # or the run's: stop before paying a reviewer, resumably
-                return _Stop("interrupted", self.run_cap())
+            capped = self.run_cap()  # or the run's: stop before paying a reviewer, resumably
+            if capped:
+                return _Stop("interrupted", capped)
             prompt = self.redact(prompts.evaluator(task, context, shown, lens))
             found = self.reviewer(task, attempt, worktree, candidate, prompt, lens)
             if isinstance(found, str):
@@ -453,8 +455,8 @@ class Runner:
                 problem = f"{VIOLATION}: the {lens} reviewer changed the candidate: " + ", ".join(
                     copy.violations[:10]
                 )
+                # The candidate is its commit; the next reviewer's check starts from here.
                 self.emit(VIOLATION, task.id, lens=lens, changes=copy.violations[:50])
-                _restore(worktree)
                 continue
             if outcome.case is Case.DONE and outcome.verdict is not None:
                 verdict = self.redact.value(_verdict(outcome.verdict, lens))
@@ -636,12 +638,6 @@ def _workspace_relative(text: str, worktree: Path) -> str:
             text = re.sub(place + "/", "", text)
             text = re.sub(place + r"(?![\w-])", ".", text)
     return text
-
-
-def _restore(worktree: Path) -> None:
-    """Put the candidate's worktree back as its commit has it, after a reviewer wrote in it."""
-    git._git(worktree, "reset", "--quiet", "--hard", "HEAD")
-    git._git(worktree, "clean", "-fdxq")
 
 
 def _request(outcome: Outcome) -> str:

@@ -13,7 +13,6 @@ import os
 import shutil
 import signal
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from typing import cast
 
 from acp import PROTOCOL_VERSION, Client, RequestError, connect_to_agent, text_block
@@ -34,15 +33,13 @@ from taskhand.agents.acp_client import AcpClient
 from taskhand.agents.base import (
     AgentError,
     Case,
-    CaseReport,
     Outcome,
-    Question,
     Role,
     Unit,
     Usage,
 )
 from taskhand.agents.cli import nudge
-from taskhand.agents.cli_outcome import Found, parse_outcome, redact_verdict
+from taskhand.agents.cli_outcome import Found, outcome, parse_outcome
 from taskhand.secrets import Redactor, clean_env
 
 LINE_LIMIT = 50 * 1024 * 1024  # one JSON-RPC message; longer lines end the unit
@@ -295,19 +292,7 @@ class _Session:
                 self.client.note(note=f"no price for model {self.model!r}")
             else:
                 usage.cost, usage.estimated = dollars, True
-        redact = self.agent.redact
-        asked = found.question if found else None
-        report = redact.value(asdict(found.report)) if found else {}
-        return Outcome(
-            case,
-            resolution=redact(found.resolution if found else ""),
-            failure=redact(failure or (found.failure if found else "")),
-            question=Question(redact(asked.text), redact.value(asked.options)) if asked else None,
-            report=CaseReport.from_json(report),
-            verdict=redact_verdict(found.verdict if found else None, redact),
-            usage=usage,
-            transcript=redact.value(self.client.transcript),
-        )
+        return outcome(case, found, failure, usage, self.client.transcript, self.agent.redact)
 
 
 async def _read_line(source: asyncio.StreamReader) -> bytes:

@@ -17,13 +17,12 @@ from taskhand.agents.base import (
     CATEGORIES,
     AgentError,
     Case,
-    CaseReport,
     Outcome,
     Role,
     Unit,
     Usage,
 )
-from taskhand.agents.cli_outcome import Found, parse_outcome, redact_verdict
+from taskhand.agents.cli_outcome import Found, outcome, parse_outcome
 from taskhand.agents.cli_output import Report
 from taskhand.agents.cli_presets import COMMAND_ENV, NAMES, PRESETS, Context, split_template
 from taskhand.agents.cli_process import OUTPUT_LIMIT, Call, execute
@@ -164,16 +163,7 @@ class CliAgent:
             else:
                 usage = Usage(usage.tokens_in, usage.tokens_out, usage.tokens_cached, dollars, True)
         transcript.append(_clip({"role": "assistant", "content": report.text}, 20_000))
-        return Outcome(
-            case,
-            resolution=self.redact(found.resolution if found else ""),
-            failure=self.redact(failure or (found.failure if found else "")),
-            question=found.question if found else None,
-            report=found.report if found else CaseReport(),
-            verdict=redact_verdict(found.verdict if found else None, self.redact),
-            usage=usage,
-            transcript=self.redact.value(transcript),
-        )
+        return outcome(case, found, failure, usage, transcript, self.redact)
 
 
 def nudge(role: Role) -> str:

@@ -8,10 +8,10 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from taskhand.agents.base import Case, CaseReport, Question, Role, Verdict
+from taskhand.agents.base import Case, CaseReport, Outcome, Question, Role, Usage, Verdict
 from taskhand.secrets import Redactor
 
 
@@ -62,15 +62,35 @@ def _verdict(block: dict[str, Any] | None) -> Found | str:
     return Found(Case.DONE, verdict=verdict)
 
 
-def redact_verdict(verdict: Verdict | None, redact: Redactor) -> Verdict | None:
-    """`verdict` with secrets scrubbed from its free text; the category is one of a fixed set."""
-    if verdict is None:
-        return None
-    return replace(
-        verdict,
-        concern=redact(verdict.concern),
-        evidence=redact.value(verdict.evidence),
-        next_step=redact(verdict.next_step),
+def outcome(
+    case: Case,
+    found: Found | None,
+    failure: str,
+    usage: Usage,
+    transcript: list[dict[str, object]],
+    redact: Redactor,
+) -> Outcome:
+    """The unit's outcome from what its final message said, secrets scrubbed from every text
+    in it (the verdict's category and the case are from fixed sets)."""
+    said = found or Found(case)
+    asked = said.question
+    verdict = said.verdict
+    if verdict is not None:
+        verdict = replace(
+            verdict,
+            concern=redact(verdict.concern),
+            evidence=redact.value(verdict.evidence),
+            next_step=redact(verdict.next_step),
+        )
+    return Outcome(
+        case,
+        resolution=redact(said.resolution),
+        failure=redact(failure or said.failure),
+        question=Question(redact(asked.text), redact.value(asked.options)) if asked else None,
+        report=CaseReport.from_json(redact.value(asdict(said.report))),
+        verdict=verdict,
+        usage=usage,
+        transcript=redact.value(transcript),
     )
 
 
