@@ -70,6 +70,7 @@ def run_plan(
     replay: Path,
     lenses: list[str] | None = None,
     prompt_caps: runconfig.PromptCaps | None = None,
+    sandbox: str = "auto",
     **caps: Any,
 ) -> tuple[runconfig.Summary, Recorder]:
     recorder = Recorder()
@@ -79,5 +80,6 @@ def run_plan(
         caps=runconfig.Caps(**caps),
         lenses=lenses or ["general"],
         prompt_caps=prompt_caps or runconfig.PromptCaps(),
+        sandbox=sandbox,
     )
     return launch.start(plan, config, recorder, repo), recorder

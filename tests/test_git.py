@@ -9,12 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from taskhand import diffs, git
+from taskhand import diffs, git, workspace
 from taskhand.diffs import Change
 from taskhand.git import GitError, Worktree
 from taskhand.snapshot import snapshot
-
-AGENT = ("agent", "agent@example.com")
 
 
 @pytest.fixture(autouse=True)
@@ -65,7 +63,7 @@ def repo(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def attempt(tmp_path: Path) -> Path:
-    """Where a task attempt's worktree goes: outside the user's checkout."""
+    """Where an earlier version put a task attempt's worktree: outside the user's checkout."""
     return tmp_path / "state" / "worktrees" / "task-1" / "attempt-1"
 
 
@@ -232,7 +230,7 @@ def test_move_branch_of_a_missing_branch(repo: Path) -> None:
 
 
 def test_delete_branch_refuses_a_checked_out_branch(repo: Path, attempt: Path) -> None:
-    git.add_worktree(repo, attempt, "task", "HEAD")
+    old_worktree(repo, attempt, "task")
     with pytest.raises(GitError) as error:
         git.delete_branch(repo, "task")
     assert "remove that worktree first" in assert_one_line_fix(error)
@@ -259,67 +257,16 @@ def test_tree_of_and_rev_count(repo: Path) -> None:
     assert git.rev_count(repo, first, first) == 0
 
 
-# worktrees
+# worktrees that earlier versions left (attempts no longer run in worktrees of the repository)
 
 
-def test_add_worktree_checks_out_the_branch_at_the_sha(repo: Path, attempt: Path) -> None:
-    base = run(repo, "rev-parse", "HEAD")
-    commit(repo, "later", {"later.txt": "not at base"})
-    git.add_worktree(repo, attempt, "task-1", base)
-    assert (attempt / "src" / "app.py").read_text() == "print('hi')\n"
-    assert not (attempt / "later.txt").exists()
-    assert git.current_branch(attempt) == "task-1"
-    assert git.branch_sha(repo, "task-1") == base
-    assert Worktree(attempt.resolve(), base, "task-1") in git.worktrees(repo)
-
-
-def test_add_worktree_again_is_a_no_op(repo: Path, attempt: Path) -> None:
-    git.add_worktree(repo, attempt, "task-1", "HEAD")
-    write(attempt, {"work.txt": "in progress"})
-    git.add_worktree(repo, attempt, "task-1", "HEAD")
-    assert (attempt / "work.txt").read_text() == "in progress"
-    assert len(git.worktrees(repo)) == 2
-
-
-def test_add_worktree_refuses_a_path_holding_another_checkout(repo: Path, attempt: Path) -> None:
-    git.add_worktree(repo, attempt, "task-1", "HEAD")
-    with pytest.raises(GitError) as error:
-        git.add_worktree(repo, attempt, "task-2", "HEAD")
-    assert "already a worktree on task-1" in assert_one_line_fix(error)
-
-
-def test_add_worktree_refuses_a_branch_that_exists_elsewhere(repo: Path, attempt: Path) -> None:
-    first = run(repo, "rev-parse", "HEAD")
-    commit(repo, "second")
-    git.create_branch(repo, "task-1", first)
-    with pytest.raises(GitError) as error:
-        git.add_worktree(repo, attempt, "task-1", "HEAD")
-    assert "already exists" in assert_one_line_fix(error)
-    assert not attempt.exists()
-
-
-def test_add_worktree_reuses_an_existing_branch_at_the_same_sha(repo: Path, attempt: Path) -> None:
-    git.create_branch(repo, "task-1", "HEAD")
-    git.add_worktree(repo, attempt, "task-1", "HEAD")
-    assert git.current_branch(attempt) == "task-1"
-
-
-def test_add_worktree_refuses_a_branch_checked_out_elsewhere(repo: Path, tmp_path: Path) -> None:
-    git.add_worktree(repo, tmp_path / "one", "task-1", "HEAD")
-    with pytest.raises(GitError) as error:
-        git.add_worktree(repo, tmp_path / "two", "task-1", "HEAD")
-    assert "already checked out" in assert_one_line_fix(error)
-
-
-def test_add_worktree_after_its_folder_was_deleted_by_hand(repo: Path, attempt: Path) -> None:
-    git.add_worktree(repo, attempt, "task-1", "HEAD")
-    subprocess.run(["rm", "-rf", str(attempt)], check=True)
-    git.add_worktree(repo, attempt, "task-1", "HEAD")
-    assert (attempt / "README.md").exists()
+def old_worktree(repo: Path, path: Path, branch: str = "task-1") -> None:
+    """A worktree as a run of an earlier version made it."""
+    run(repo, "worktree", "add", "-q", "-b", branch, str(path), "HEAD")
 
 
 def test_remove_worktree_discards_it_and_is_idempotent(repo: Path, attempt: Path) -> None:
-    git.add_worktree(repo, attempt, "task-1", "HEAD")
+    old_worktree(repo, attempt)
     write(attempt, {"README.md": "dirty\n", "untracked.txt": "x", "build/ignored": "x"})
     git.remove_worktree(repo, attempt)
     assert not attempt.exists()
@@ -329,7 +276,7 @@ def test_remove_worktree_discards_it_and_is_idempotent(repo: Path, attempt: Path
 
 
 def test_remove_worktree_after_its_folder_was_deleted_by_hand(repo: Path, attempt: Path) -> None:
-    git.add_worktree(repo, attempt, "task-1", "HEAD")
+    old_worktree(repo, attempt)
     subprocess.run(["rm", "-rf", str(attempt)], check=True)
     git.remove_worktree(repo, attempt)
     assert [t.path for t in git.worktrees(repo)] == [repo.resolve()]
@@ -337,19 +284,34 @@ def test_remove_worktree_after_its_folder_was_deleted_by_hand(repo: Path, attemp
 
 
 @pytest.mark.parametrize("deleted_by_hand", [False, True])
-def test_remove_worktree_refuses_a_locked_worktree(
+def test_remove_worktree_refuses_a_locked_worktree_unless_told(
     repo: Path, attempt: Path, deleted_by_hand: bool
 ) -> None:
-    git.add_worktree(repo, attempt, "task-1", "HEAD")
+    old_worktree(repo, attempt)
     run(repo, "worktree", "lock", str(attempt))
     if deleted_by_hand:
         subprocess.run(["rm", "-rf", str(attempt)], check=True)
     with pytest.raises(GitError) as error:
         git.remove_worktree(repo, attempt)
     assert "locked" in assert_one_line_fix(error)
-    run(repo, "worktree", "unlock", str(attempt))
-    git.remove_worktree(repo, attempt)
+    git.remove_worktree(repo, attempt, locked_too=True)
+    assert not attempt.exists()
     assert len(git.worktrees(repo)) == 1
+
+
+def test_remove_worktree_of_a_worktree_whose_git_link_was_rewritten(
+    repo: Path, attempt: Path, tmp_path: Path
+) -> None:
+    """An agent of an earlier version aimed its worktree at another repository: the folder
+    is the harness's own, so it goes, and the other repository is left alone."""
+    other = make_repo(tmp_path / "other")
+    before = snapshot(other)
+    old_worktree(repo, attempt)
+    (attempt / ".git").write_text(f"gitdir: {other / '.git'}\n")
+    git.remove_worktree(repo, attempt, locked_too=True)
+    assert not attempt.exists()
+    assert len(git.worktrees(repo)) == 1
+    assert snapshot(other) == before
 
 
 def test_remove_worktree_of_a_path_never_added(repo: Path, attempt: Path) -> None:
@@ -359,7 +321,7 @@ def test_remove_worktree_of_a_path_never_added(repo: Path, attempt: Path) -> Non
 
 def test_worktrees_lists_the_main_checkout_first(repo: Path, tmp_path: Path) -> None:
     head = run(repo, "rev-parse", "HEAD")
-    git.add_worktree(repo, tmp_path / "on branch", "task-1", head)
+    old_worktree(repo, tmp_path / "on branch")
     run(repo, "worktree", "add", "-q", "--detach", str(tmp_path / "detached"))
     main, *others = git.worktrees(repo)
     assert main == Worktree(repo.resolve(), head, "main")
@@ -369,103 +331,25 @@ def test_worktrees_lists_the_main_checkout_first(repo: Path, tmp_path: Path) -> 
     ]
 
 
+def test_common_dir_is_the_repositorys_own_git_folder(repo: Path, attempt: Path) -> None:
+    old_worktree(repo, attempt)
+    assert git.common_dir(repo).resolve() == (repo / ".git").resolve()
+    assert git.common_dir(attempt).resolve() == (repo / ".git").resolve()
+
+
 # the harness's commit
 
 
-def agent_session(worktree: Path) -> None:
-    """What an agent might leave: two commits of its own, then uncommitted work."""
-    commit(worktree, "agent: one", {"a.txt": "a\n"})
-    commit(worktree, "agent: two", {"b.txt": "b\n"})
-    write(worktree, {"c.txt": "c\n", "build/cache.bin": "ignored"})
-    (worktree / "README.md").unlink()
-
-
-def test_commit_worktree_squashes_the_agents_commits(repo: Path, attempt: Path) -> None:
+def test_commit_tree_makes_one_commit_on_the_base(repo: Path) -> None:
     base = run(repo, "rev-parse", "HEAD")
-    git.add_worktree(repo, attempt, "task-1", base)
-    agent_session(attempt)
-    sha = git.commit_worktree(attempt, base, "task 1: add letters")
-    assert sha is not None
+    later = commit(repo, "later", {"later.txt": "x"})
+    tree = run(repo, "rev-parse", f"{later}^{{tree}}")
+    sha = git.commit_tree(repo, tree, base, "task 1: one commit")
     assert run(repo, "rev-list", "--parents", "-n", "1", sha).split() == [sha, base]
-    assert git.rev_count(repo, base, sha) == 1
-    assert run(repo, "log", "-1", "--format=%B", sha) == "task 1: add letters"
-    names = run(repo, "ls-tree", "-r", "--name-only", sha).splitlines()
-    assert names == [".gitignore", "a.txt", "b.txt", "c.txt", "src/app.py"]
-    assert git.branch_sha(repo, "task-1") == sha
-    assert run(attempt, "rev-parse", "HEAD") == sha
-    assert git.dirty_paths(attempt) == []
-    assert run(attempt, "diff", "--cached", "--name-only") == ""
-    assert (attempt / "build" / "cache.bin").exists()  # ignored files stay, uncommitted
-
-
-def test_commit_worktree_without_changes(repo: Path, attempt: Path) -> None:
-    base = run(repo, "rev-parse", "HEAD")
-    git.add_worktree(repo, attempt, "task-1", base)
-    write(attempt, {"build/only-ignored.txt": "x"})
-    assert git.commit_worktree(attempt, base, "nothing") is None
-    assert git.branch_sha(repo, "task-1") == base
-
-
-def test_commit_worktree_after_the_agent_reverted_itself(repo: Path, attempt: Path) -> None:
-    base = run(repo, "rev-parse", "HEAD")
-    git.add_worktree(repo, attempt, "task-1", base)
-    commit(attempt, "agent: try", {"README.md": "rewritten\n"})
-    run(attempt, "revert", "--no-edit", "HEAD")
-    assert git.commit_worktree(attempt, base, "nothing after all") is None
-
-
-def test_commit_worktree_on_a_detached_head(repo: Path, attempt: Path) -> None:
-    base = run(repo, "rev-parse", "HEAD")
-    git.add_worktree(repo, attempt, "task-1", base)
-    run(attempt, "checkout", "-q", "--detach")
-    write(attempt, {"x.txt": "x"})
-    with pytest.raises(GitError) as error:
-        git.commit_worktree(attempt, base, "detached")
-    assert "detached HEAD" in assert_one_line_fix(error)
-
-
-def test_commit_worktree_is_deterministic(tmp_path: Path) -> None:
-    shas = []
-    for name in ("one", "two"):
-        repo = make_repo(tmp_path / name)
-        worktree = tmp_path / f"{name}-attempt"
-        git.add_worktree(repo, worktree, "task-1", "HEAD")
-        agent_session(worktree)
-        shas.append(git.commit_worktree(worktree, "main", "same work"))
-    assert shas[0] is not None
-    assert shas[0] == shas[1]
-
-
-def identity(repo: Path, sha: str) -> str:
-    return run(repo, "log", "-1", "--format=%an <%ae> / %cn <%ce>", sha)
-
-
-def test_commit_worktree_identity(
-    repo: Path, attempt: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    git.add_worktree(repo, attempt, "task-1", "HEAD")
-    write(attempt, {"x.txt": "1"})
-    given = git.commit_worktree(attempt, "main", "given", author=AGENT)
-    assert given is not None
-    assert identity(repo, given) == "agent <agent@example.com> / Tess Ter <tess@example.com>"
-
-    for variable in ("NAME", "EMAIL"):
-        for role in ("AUTHOR", "COMMITTER"):
-            monkeypatch.delenv(f"GIT_{role}_{variable}")
-    write(attempt, {"x.txt": "2"})
-    fallback = git.commit_worktree(attempt, "main", "fallback")
-    assert fallback is not None
-    assert identity(repo, fallback) == (
-        "taskhand <taskhand@localhost> / taskhand <taskhand@localhost>"
-    )
-
-    run(repo, "config", "user.name", "Configured")
-    run(repo, "config", "user.email", "configured@example.com")
-    write(attempt, {"x.txt": "3"})
-    configured = git.commit_worktree(attempt, "main", "configured")
-    assert configured is not None
-    expected = "Configured <configured@example.com> / Configured <configured@example.com>"
-    assert identity(repo, configured) == expected
+    assert git.tree_of(repo, sha) == tree
+    assert run(repo, "log", "-1", "--format=%B", sha) == "task 1: one commit"
+    assert run(repo, "log", "-1", "--format=%an <%ae>", sha) == "Tess Ter <tess@example.com>"
+    assert git.branch_sha(repo, "main") == later  # no branch moves
 
 
 # comparing commits
@@ -537,37 +421,145 @@ def test_symlinks(repo: Path) -> None:
     assert diffs.symlinks(repo, sha, []) == {}
 
 
+# repository configuration never makes the harness's git run a program
+
+
+def trap(tmp_path: Path, name: str) -> str:
+    """A program that leaves the marker `name` in tmp_path/markers when anything runs it."""
+    (tmp_path / "markers").mkdir(exist_ok=True)
+    script = tmp_path / "traps" / name
+    script.parent.mkdir(exist_ok=True)
+    marker = tmp_path / "markers" / name
+    script.write_text(f"#!/bin/sh\ntouch '{marker}'\ncat >/dev/null 2>&1\nexit 0\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+def markers(tmp_path: Path) -> list[str]:
+    return sorted(p.name for p in (tmp_path / "markers").iterdir())
+
+
+HOOKS = (
+    "pre-commit",
+    "post-commit",
+    "post-checkout",
+    "post-index-change",
+    "reference-transaction",
+    "pre-auto-gc",
+    "post-rewrite",
+)
+
+
+def poison(repo: Path, tmp_path: Path) -> None:
+    """Every setting of the repository's own .git that makes a plain git run a program."""
+    settings = {
+        "core.fsmonitor": trap(tmp_path, "fsmonitor"),
+        "core.pager": trap(tmp_path, "pager"),
+        "core.editor": trap(tmp_path, "editor"),
+        "diff.external": trap(tmp_path, "diff-external"),
+        "diff.md.command": trap(tmp_path, "diff-driver"),
+        "diff.md.textconv": trap(tmp_path, "textconv"),
+        "gpg.program": trap(tmp_path, "gpg"),
+        "commit.gpgSign": "true",
+        "alias.status": "!" + trap(tmp_path, "alias-status"),
+        "alias.diff": "!" + trap(tmp_path, "alias-diff"),
+        "core.hooksPath": str(tmp_path / "hooks"),
+    }
+    for key, value in settings.items():
+        run(repo, "config", key, value)
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "attributes").write_text("notes.md diff=md\n")
+    for folder in (tmp_path / "hooks", repo / ".git" / "hooks"):
+        folder.mkdir(exist_ok=True)
+        for hook in HOOKS:
+            (folder / hook).write_text(Path(trap(tmp_path, f"hook-{hook}")).read_text())
+            (folder / hook).chmod(0o755)
+
+
+@pytest.fixture
+def poisoned(repo: Path, tmp_path: Path) -> Path:
+    """The repository with a second commit (an edit, a whitespace error, a symlink), then
+    poisoned; nothing has run yet."""
+    commit(repo, "second", {"README.md": "# demo  \nmore\n", "notes.md": "n\n"})
+    (repo / "link").symlink_to("README.md")
+    commit(repo, "third")
+    poison(repo, tmp_path)
+    assert markers(tmp_path) == []
+    return repo
+
+
+def test_the_poisoned_repository_makes_a_plain_git_run_programs(
+    poisoned: Path, tmp_path: Path
+) -> None:
+    """What the harness's git must not do, shown by git itself: the test below can fail."""
+    write(poisoned, {"README.md": "edited\n", "notes.md": "edited\n"})
+    subprocess.run(["git", "-C", str(poisoned), "status"], capture_output=True, check=True)
+    subprocess.run(["git", "-C", str(poisoned), "diff"], capture_output=True, check=False)
+    subprocess.run(["git", "-C", str(poisoned), "commit", "-qam", "x"], capture_output=True)
+    assert {"fsmonitor", "diff-external", "diff-driver", "hook-pre-commit"} <= set(
+        markers(tmp_path)
+    )
+
+
+def workspace_round_trip(repo: Path, tmp_path: Path) -> None:
+    """An attempt as the runner makes it: a workspace, an edit, the candidate collected."""
+    base = git.resolve(repo, "HEAD~1")
+    ws = workspace.prepare(repo, tmp_path / "ws", tmp_path / "index", base, "task-1")
+    write(ws.path, {"README.md": "changed  \n", "new.md": "n\n"})
+    assert workspace.collect(repo, ws, base, "task 1") is not None
+    workspace.prepare(repo, ws.path, ws.index, "HEAD", None)  # reused for the next candidate
+    workspace.remove(ws.path)
+
+
+HARNESS_CALLS: list[tuple[str, Callable[[Path, Path], object]]] = [
+    ("resolve", lambda repo, _: git.resolve(repo, "HEAD~1")),
+    ("has_commits", lambda repo, _: git.has_commits(repo)),
+    ("current_branch", lambda repo, _: git.current_branch(repo)),
+    ("dirty_paths", lambda repo, _: git.dirty_paths(repo)),
+    ("branch_sha", lambda repo, _: git.branch_sha(repo, "main")),
+    ("create_branch", lambda repo, _: git.create_branch(repo, "task-1", "HEAD~1")),
+    (
+        "move_branch",
+        lambda repo, _: (
+            git.create_branch(repo, "task-1", "HEAD~1"),
+            git.move_branch(repo, "task-1", "HEAD", "HEAD~1"),
+            git.delete_branch(repo, "task-1"),
+        ),
+    ),
+    ("is_ancestor and rev_count", lambda repo, _: git.rev_count(repo, "HEAD~2", "HEAD")),
+    ("tree_of", lambda repo, _: git.tree_of(repo, "HEAD")),
+    ("worktrees", lambda repo, _: git.worktrees(repo)),
+    ("changed_paths", lambda repo, _: diffs.changed_paths(repo, "HEAD~2", "HEAD")),
+    ("whitespace_errors", lambda repo, _: diffs.whitespace_errors(repo, "HEAD~2", "HEAD")),
+    ("patch", lambda repo, _: diffs.patch(repo, "HEAD~2", "HEAD")),
+    ("summary", lambda repo, _: diffs.summary(repo, "HEAD~2", "HEAD")),
+    ("symlinks", lambda repo, _: diffs.symlinks(repo, "HEAD", ["link"])),
+    ("snapshot", lambda repo, _: snapshot(repo)),
+    ("commit_tree", lambda repo, _: git.commit_tree(repo, git.tree_of(repo, "HEAD"), "HEAD", "m")),
+    ("workspace prepare and collect", workspace_round_trip),
+]
+
+
+@pytest.mark.parametrize(("name", "call"), HARNESS_CALLS, ids=[n for n, _ in HARNESS_CALLS])
+def test_the_harness_git_runs_nothing_a_repository_configures(
+    poisoned: Path, tmp_path: Path, name: str, call: Callable[[Path, Path], object]
+) -> None:
+    write(poisoned, {"README.md": "the user's edit\n"})  # something for status to look at
+    call(poisoned, tmp_path)
+    assert markers(tmp_path) == []
+
+
+def test_filters_the_repository_configures_are_not_run(repo: Path, tmp_path: Path) -> None:
+    """As the issue names them: hooks, fsmonitor, filters, ... never run in the harness."""
+    commit(repo, "second", {"README.md": "second\n"})
+    run(repo, "config", "filter.x.clean", trap(tmp_path, "clean"))
+    run(repo, "config", "filter.x.smudge", trap(tmp_path, "smudge"))
+    (repo / ".git" / "info" / "attributes").write_text("* filter=x\n")
+    workspace_round_trip(repo, tmp_path)
+    assert markers(tmp_path) == []
+
+
 # the user's checkout stays as it was
-
-
-def dirty_checkout(repo: Path) -> None:
-    """A checkout mid-session: edits, a staged file, untracked and ignored files, a stash."""
-    write(repo, {"README.md": "stashed\n"})
-    run(repo, "stash", "-q")
-    write(repo, {"README.md": "half-edited\n", "staged.txt": "s", "notes.txt": "n"})
-    run(repo, "add", "staged.txt")
-    write(repo, {"build/artifact.o": "binary"})
-
-
-def test_worktree_operations_leave_the_users_checkout_alone(repo: Path, attempt: Path) -> None:
-    dirty_checkout(repo)
-    before = snapshot(repo)
-    base = git.resolve(repo, "HEAD")
-    git.add_worktree(repo, attempt, "task-1", base)
-    git.add_worktree(repo, attempt, "task-1", base)
-    agent_session(attempt)
-    (attempt / "link").symlink_to("/etc/passwd")
-    sha = git.commit_worktree(attempt, base, "task 1")
-    assert sha is not None
-    diffs.changed_paths(repo, base, sha)
-    diffs.whitespace_errors(repo, base, sha)
-    diffs.symlinks(repo, sha, ["link"])
-    git.is_ancestor(repo, base, sha)
-    git.rev_count(repo, base, sha)
-    git.dirty_paths(attempt)
-    git.remove_worktree(repo, attempt)
-    git.delete_branch(repo, "task-1")
-    assert snapshot(repo) == before
 
 
 def test_reading_leaves_the_index_file_alone(repo: Path) -> None:

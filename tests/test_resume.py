@@ -519,14 +519,14 @@ BETWEEN = [
     ("markdown", "call:taskhand.store:Store.create_run"),  # a run row, no run branch yet
     ("markdown", "call:taskhand.store:Store.set_run_branch"),  # a branch name, no branch yet
     ("markdown", "call:taskhand.git:create_branch"),  # the run branch, no run_started event
-    ("markdown", "call:taskhand.git:add_worktree"),  # a worktree before its unit
-    ("markdown", "call:taskhand.git:commit_worktree"),  # a candidate not yet recorded
-    ("markdown", "call:taskhand.git:add_detached_worktree"),  # a reviewer's copy, no review
-    ("markdown", "call:taskhand.review_copy:checkout#3"),  # the copy moved to T-003 attempt 1
+    ("markdown", "call:taskhand.workspace:prepare"),  # a workspace before its unit
+    ("markdown", "call:taskhand.workspace:collect"),  # a candidate not yet recorded
+    ("markdown", "call:taskhand.workspace:prepare#2"),  # a reviewer's copy, no review
+    ("markdown", "call:taskhand.workspace:prepare#9"),  # the copy moved to T-003 attempt 1
     ("markdown", "call:taskhand.store:Store.finish_attempt#4"),  # T-003 rejected, no event
     ("markdown", "call:taskhand.store:Store.finish_attempt"),  # passed, not yet integrated
     ("markdown", "call:taskhand.git:move_branch"),  # integrated, no 'integrated' event yet
-    ("markdown", "call:taskhand.git:remove_worktree"),  # the attempt's worktree just removed
+    ("markdown", "call:taskhand.workspace:remove"),  # the attempt's workspace just removed
     ("markdown", "call:taskhand.store:Store.set_task#2"),  # concluded, no task_concluded yet
     ("tasktrack", "call:taskhand.status:write_atomic#1"),  # overview BUSY, the store not
     ("tasktrack", "call:taskhand.status:write_atomic#3"),  # task file DONE, the store not

@@ -141,7 +141,8 @@ def test_a_reviewer_that_writes_to_the_candidate_is_caught_and_replaced(tmp_path
         "actions": [{"run": ["sh", "-c", f"{look}; touch scratch.txt; {escape}"]}],
     }
     replay = script(tmp_path, {"T-001": [attempt(write("a.txt", "a\n"), review=review)]})
-    summary, record = run_plan(repo / "plan", repo, replay)
+    # Without the sandbox, which refuses such a write outright (test_hostile_agents.py).
+    summary, record = run_plan(repo / "plan", repo, replay, sandbox="none")
     assert summary.status == "completed"
     [violation] = record.of("reviewer_write_violation")
     assert violation.data["lens"] == "general"
@@ -173,7 +174,7 @@ def test_a_reviewer_that_keeps_writing_fails_the_task_and_others_go_on(tmp_path:
             "T-002": [attempt(write("b.txt", "b\n"))],
         },
     )
-    summary, record = run_plan(repo / "plan", repo, replay)
+    summary, record = run_plan(repo / "plan", repo, replay, sandbox="none")
     assert len(record.of("reviewer_write_violation")) == 2
     concluded = {e.task_id: e.data for e in record.of("task_concluded")}
     assert concluded["T-001"]["status"] == str(Status.FAIL)
@@ -239,7 +240,8 @@ def test_a_campaign_runs_each_lens_in_its_own_copy_and_blocking_findings_go_back
     second = attempt(write("a.txt", "a!\n"), review={"verdict": "accept", "actions": [where]})
     replay = script(tmp_path, {"T-001": [first, second]})
     lenses = settings.review(repo / "plan").lenses
-    summary, record = run_plan(repo / "plan", repo, replay, lenses=lenses)
+    # Unconfined, so the reviewers can note where they work in a file outside their copies.
+    summary, record = run_plan(repo / "plan", repo, replay, lenses=lenses, sandbox="none")
     assert summary.status == "completed"
     assert [(e.data["lens"], e.data["verdict"]) for e in record.of("verdict")] == [
         ("correctness", "accept"),
@@ -287,20 +289,18 @@ def test_a_task_whose_spend_passes_its_budget_stops_before_review_and_others_go_
     assert summary.message == "TaskTrack EXIT: Failed Tasks"
 
 
-def test_a_worker_that_rewrites_its_git_link_gets_nothing_taken(tmp_path: Path) -> None:
+def test_a_worker_that_rewrites_its_git_link_does_not_reach_the_user(tmp_path: Path) -> None:
+    """The harness never reads a workspace through its .git: a worker that aims it at the
+    user's repository changes nothing there, and its files are taken as they are."""
     repo = plan_repo(tmp_path, {"T-001": "Write a.txt.\n"})
     (repo / "mine.txt").write_text("the user's work\n")
     git(repo, "add", "mine.txt")
-    aim = {"run": ["sh", "-c", f"echo 'gitdir: {repo / '.git'}' > .git"]}
-    replay = script(
-        tmp_path, {"T-001": [attempt(write("a.txt", "a\n"), aim), attempt(write("a.txt", "a\n"))]}
-    )
-    summary, record = run_plan(repo / "plan", repo, replay)
+    aim = {"run": ["sh", "-c", f"rm -rf .git; echo 'gitdir: {repo / '.git'}' > .git"]}
+    replay = script(tmp_path, {"T-001": [attempt(write("a.txt", "a\n"), aim)]})
+    summary, _ = run_plan(repo / "plan", repo, replay, sandbox="none")
     assert summary.status == "completed"
-    [failed] = record.of("attempt_failed")
-    assert (
-        failed.data["reason"] == "the workspace's .git file was changed, so nothing in it was taken"
-    )
+    assert git(repo, "show", f"{summary.run_branch}:a.txt") == "a\n"
+    assert git(repo, "ls-tree", "--name-only", summary.run_branch, ".git") == ""
     assert git(repo, "status", "--porcelain") == "A  mine.txt\n"  # the user's index as it was
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
 

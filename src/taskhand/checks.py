@@ -10,6 +10,7 @@ import errno
 import os
 import selectors
 import shlex
+import shutil
 import signal
 import subprocess
 import time
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskhand.model import Check
+from taskhand.sandbox import NONE, Sandbox
 
 DEFAULT_OUTPUT_LIMIT = 64 * 1024
 HEAD_BYTES = 4 * 1024
@@ -77,8 +79,10 @@ def run_check(
     cwd: Path,
     env: Mapping[str, str] | None = None,
     output_limit: int = DEFAULT_OUTPUT_LIMIT,
+    sandbox: Sandbox = NONE,
 ) -> CheckResult:
-    """Run one check in `cwd`; `env`, when given, is the child's whole environment."""
+    """Run one check in `cwd`; `env`, when given, is the child's whole environment. Under a
+    sandbox it can write only `cwd`."""
     if output_limit < 0:
         raise ValueError(f"output_limit must be >= 0, got {output_limit}")
     start = time.monotonic()
@@ -99,9 +103,13 @@ def run_check(
         return failed("empty command (fix: give the check a program to run)")
     if not cwd.is_dir():
         return failed(f"working directory not found: {cwd} (fix: create it or correct the path)")
+    if sandbox.active:  # inside, a missing program is only bwrap's exit 1: say it plainly
+        missing = _missing(check.argv[0], cwd, env)
+        if missing:
+            return failed(missing)
     try:
         proc = subprocess.Popen(
-            check.argv,
+            sandbox.argv(check.argv, [cwd], cwd),
             cwd=cwd,
             env=dict(env) if env is not None else None,
             stdin=subprocess.DEVNULL,
@@ -287,6 +295,21 @@ class _Capture:
         newline = "" if not head or head.endswith("\n") else "\n"
         marker = f"{newline}[... {cut} bytes cut ...]\n"
         return head + marker + tail.decode("utf-8", errors="replace")
+
+
+def _missing(program: str, cwd: Path, env: Mapping[str, str] | None) -> str:
+    """Why `program` cannot start, as Popen would say it, or ""."""
+    if os.sep in program:
+        path = cwd / program
+        if not path.exists():
+            return _start_error(program, FileNotFoundError(program))
+        if not os.access(path, os.X_OK):
+            return _start_error(program, PermissionError(program))
+        return ""
+    search = (env if env is not None else os.environ).get("PATH", os.defpath)
+    if shutil.which(program, path=search) is None:
+        return _start_error(program, FileNotFoundError(program))
+    return ""
 
 
 def _start_error(program: str, exc: OSError) -> str:

@@ -59,6 +59,14 @@ def _finish(summary: runconfig.Summary) -> None:
 )
 @click.option("--new", is_flag=True, help="Start a new run even if the last one is unfinished.")
 @click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "none"]),
+    default="auto",
+    show_default=True,
+    help="What confines the agents' processes: bwrap (bubblewrap), none, or auto "
+    "(bwrap when it works here, else none with a warning).",
+)
+@click.option(
     "--max-attempts",
     type=click.IntRange(1),
     default=3,
@@ -101,6 +109,7 @@ def run(
     script: Path | None,
     base_ref: str,
     new: bool,
+    sandbox: str,
     max_attempts: int,
     bounces: int | None,
     lenses: str | None,
@@ -143,6 +152,7 @@ def run(
         evaluator_model=evaluator_model or (reviewer.model if reviewer else None),
         lenses=_lenses(lenses) if lenses else review.lenses or ["general"],
         prompt_caps=settings.prompt_caps(folder),
+        sandbox=sandbox,
     )
     listener = _listener(as_json)
     try:

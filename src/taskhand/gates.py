@@ -11,6 +11,7 @@ from pathlib import Path
 from taskhand import diffs, scope
 from taskhand.checks import run_check
 from taskhand.model import Task
+from taskhand.sandbox import NONE, Sandbox
 from taskhand.secrets import clean_env
 
 
@@ -25,12 +26,19 @@ class GateResult:
 
 
 def run_gates(
-    repo: Path, worktree: Path, base: str, candidate: str, task: Task, forbidden: list[str]
+    repo: Path,
+    worktree: Path,
+    base: str,
+    candidate: str,
+    task: Task,
+    forbidden: list[str],
+    sandbox: Sandbox = NONE,
 ) -> list[GateResult]:
     """Every gate, in order, even after one fails: the next attempt wants all the reasons."""
     results = []
     for check in task.checks:
-        done = run_check(check, worktree, clean_env())
+        # The checks run the agent's code (its tests, its build): confined like the agent.
+        done = run_check(check, worktree, clean_env(), sandbox=sandbox)
         detail = done.reason()
         if not done.ok and done.output.strip():
             detail += "\n" + _tail(done.output)

@@ -50,11 +50,49 @@ def _decode(raw: bytes) -> str:
     return os.fsdecode(raw)
 
 
+# Settings that make git run a program of the configuration's choosing. The harness's own git
+# overrides each of them on the command line, which beats every configuration file: a
+# repository an agent could write must never make the harness execute anything.
+HARDENING = (
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "core.editor=false",
+    "core.askPass=",
+    "core.sshCommand=false",
+    "core.gitProxy=",
+    "core.alternateRefsCommand=",
+    "core.untrackedCache=false",
+    "core.splitIndex=false",
+    "core.sparseCheckout=false",
+    "credential.helper=",
+    "diff.external=",
+    "gpg.program=false",
+    "sequence.editor=false",
+    "uploadpack.packObjectsHook=",
+    "protocol.ext.allow=never",
+    "submodule.recurse=false",
+    "gc.auto=0",
+    "maintenance.auto=false",
+)
+_HARDENING_ARGS = tuple(arg for setting in HARDENING for arg in ("-c", setting))
+
+
 def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _REDIRECTING}
     # C locale keeps messages parseable; no optional locks so reading status never rewrites
-    # the user's index; no prompts so a call can never wait on a terminal.
-    env.update(LC_ALL="C", GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0")
+    # the user's index; no prompts so a call can never wait on a terminal; no replace refs,
+    # so nobody can make the harness read one commit's content as another's.
+    env.update(
+        LC_ALL="C",
+        GIT_OPTIONAL_LOCKS="0",
+        GIT_TERMINAL_PROMPT="0",
+        GIT_NO_REPLACE_OBJECTS="1",
+        GIT_PAGER="cat",
+        GIT_EDITOR="false",
+    )
+    for name in ("GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "GIT_SSH", "GIT_SSH_COMMAND"):
+        env.pop(name, None)
     env.update(extra or {})
     return env
 
@@ -69,7 +107,7 @@ def _git(
 ) -> subprocess.CompletedProcess[bytes]:
     try:
         done = subprocess.run(
-            ["git", "-C", str(folder), *args],
+            ["git", "-C", str(folder), *_HARDENING_ARGS, *args],
             input=stdin,
             stdin=None if stdin is not None else subprocess.DEVNULL,
             capture_output=True,
@@ -253,41 +291,12 @@ def _registered(repo: Path, path: Path) -> Worktree | None:
     return next((t for t in worktrees(repo) if t.path.resolve() == target), None)
 
 
-def add_worktree(repo: Path, path: Path, branch: str, sha: str) -> None:
-    """Check out `branch` (created at `sha` when missing) in a new worktree at `path`.
-
-    Calling it again after a crash is safe: a worktree already there on that branch at that
-    sha is left as it is.
-    """
-    full = resolve(repo, sha)
-    existing = _registered(repo, path)
-    if existing is not None and existing.path.exists():
-        if existing.branch == branch and existing.head == full:
-            return
-        raise _error(
-            f"{path} is already a worktree on {existing.branch or 'a detached HEAD'}"
-            f" at {existing.head[:12]}",
-            "remove that worktree first, or use another path",
-        )
-    if existing is not None:  # registered, but its folder was deleted by hand
-        remove_worktree(repo, path)
-    create_branch(repo, branch, full)
-    fix = "remove the worktree that has this branch checked out, or use another branch"
-    _git(repo, "worktree", "add", "--", str(path.resolve()), branch, fix=fix)
-
-
-def add_detached_worktree(repo: Path, path: Path, sha: str) -> None:
-    """A new worktree at `path` on a detached HEAD at commit `sha`: a copy that owns no branch."""
-    if _registered(repo, path) is not None:
-        remove_worktree(repo, path, locked_too=True)
-    _git(repo, "worktree", "add", "--detach", "--", str(path.resolve()), resolve(repo, sha))
-
-
 def remove_worktree(repo: Path, path: Path, locked_too: bool = False) -> None:
     """Remove the worktree at `path` with its changes; nothing to do when it is gone.
 
-    `locked_too` also removes a locked worktree: git leaves one locked ("initializing") when
-    `worktree add` is killed, so the harness passes it for its own attempt worktrees.
+    Attempts no longer run in worktrees of the user's repository (see workspace.py); this
+    removes those that runs of earlier versions left. `locked_too` also removes a locked one
+    and, failing that, deletes its folder: the harness passes it for its own folders.
     """
     if _registered(repo, path) is None:
         return
@@ -298,8 +307,8 @@ def remove_worktree(repo: Path, path: Path, locked_too: bool = False) -> None:
     done = _git(repo, "worktree", "remove", *force, "--", str(path.resolve()), ok=(0, 128))
     if done.returncode == 0:
         return
-    if path.exists() and not worktree_link_intact(repo, path):
-        # git will not remove a worktree whose .git an agent rewrote; the folder is ours.
+    if path.exists() and locked_too:
+        # git will not remove a worktree whose .git was rewritten; the folder is ours.
         shutil.rmtree(path, ignore_errors=True)
     if not path.exists():
         _git(repo, "worktree", "prune")
@@ -311,36 +320,13 @@ def remove_worktree(repo: Path, path: Path, locked_too: bool = False) -> None:
 
 
 @functools.lru_cache(maxsize=16)
-def _common_dir(repo: Path) -> Path:
+def common_dir(repo: Path) -> Path:
     """The repository's own .git folder, which its worktrees share (it never moves)."""
     common = Path(_out(repo, "rev-parse", "--git-common-dir"))
-    return common if common.is_absolute() else repo / common
+    return (common if common.is_absolute() else repo / common).resolve()
 
 
-def worktree_link_intact(repo: Path, path: Path) -> bool:
-    """Whether the `.git` file of the worktree at `path` still points at the administrative
-    folder git made for it. An agent that rewrote it could aim the harness's next git
-    command in that folder (an add, a reset) at another checkout, such as the user's."""
-    link = path / ".git"
-    if link.is_symlink() or not link.is_file():
-        return False
-    try:
-        text = link.read_text(encoding="utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        return False
-    admin = _common_dir(repo) / "worktrees"
-    target = Path(text.removeprefix("gitdir: "))
-    if not text.startswith("gitdir: ") or target.resolve().parent != admin.resolve():
-        return False
-    # The administrative folder names its worktree in turn: the two must agree.
-    try:
-        back = (target / "gitdir").read_text(encoding="utf-8").strip()
-    except OSError:
-        return False
-    return Path(back).resolve() == link.resolve()
-
-
-def _identity(worktree: Path, role: str, config: dict[str, str]) -> tuple[str, str]:
+def _identity(role: str, config: dict[str, str]) -> tuple[str, str]:
     # git's own order (environment, then configuration), but never its guess from the
     # host name, which differs between machines and is refused under user.useConfigOnly.
     name = os.environ.get(f"GIT_{role}_NAME") or config.get("user.name")
@@ -348,34 +334,18 @@ def _identity(worktree: Path, role: str, config: dict[str, str]) -> tuple[str, s
     return (name, email) if name and email else FALLBACK_IDENTITY
 
 
-def _user_config(worktree: Path) -> dict[str, str]:
+def _user_config(repo: Path) -> dict[str, str]:
     """user.name and user.email in one git process."""
-    done = _git(worktree, "config", "--get-regexp", r"^user\.(name|email)$", ok=(0, 1))
+    done = _git(repo, "config", "--get-regexp", r"^user\.(name|email)$", ok=(0, 1))
     pairs = (line.partition(" ") for line in _decode(done.stdout).splitlines())
     return {key: value.strip() for key, _, value in pairs if value.strip()}
 
 
-def commit_worktree(
-    worktree: Path, base: str, message: str, author: tuple[str, str] | None = None
-) -> str | None:
-    """Record everything in `worktree` as one commit on top of `base`; None when no change.
-
-    Commits the agent made itself are squashed away: the result's only parent is `base`.
-    The worktree's branch moves to it, and the index and files already match it.
-    """
-    full_base = resolve(worktree, base)
-    _git(worktree, "add", "-A")
-    tree = _out(worktree, "write-tree")
-    if tree == tree_of(worktree, full_base):
-        return None
-    head = _git(worktree, "symbolic-ref", "--quiet", "HEAD", ok=(0, 1))
-    if head.returncode != 0:
-        raise _error(f"worktree {worktree} has a detached HEAD", "check out its task branch")
-    ref = _decode(head.stdout).strip()
-    old = _out(worktree, "rev-parse", "--verify", "HEAD")
-    config = _user_config(worktree)
-    who = author or _identity(worktree, "AUTHOR", config)
-    committer = _identity(worktree, "COMMITTER", config)
+def commit_tree(repo: Path, tree: str, base: str, message: str) -> str:
+    """A new commit of `tree` whose only parent is `base`, by the user's git identity."""
+    config = _user_config(repo)
+    who = _identity("AUTHOR", config)
+    committer = _identity("COMMITTER", config)
     env = {
         "GIT_AUTHOR_NAME": who[0],
         "GIT_AUTHOR_EMAIL": who[1],
@@ -384,11 +354,9 @@ def commit_worktree(
     }
     text = message if message.endswith("\n") else message + "\n"
     # --no-gpg-sign: a signing prompt would hang an unattended run.
-    commit = ["commit-tree", "--no-gpg-sign", tree, "-p", full_base, "-F", "-"]
-    done = _git(worktree, *commit, stdin=text.encode(), env=env)
-    sha = _decode(done.stdout).strip()
-    _git(worktree, "update-ref", ref, sha, old)
-    return sha
+    commit = ["commit-tree", "--no-gpg-sign", tree, "-p", base, "-F", "-"]
+    done = _git(repo, *commit, stdin=text.encode(), env=env)
+    return _decode(done.stdout).strip()
 
 
 def is_ancestor(repo: Path, ancestor: str, descendant: str) -> bool:
@@ -412,7 +380,7 @@ def clear_ref_locks(repo: Path, branches: list[str]) -> list[str]:
     Only for branches the caller owns exclusively (the runner holds the plan's lock): a lock
     file there can only be left over from a git process that died mid-update.
     """
-    folder = _common_dir(repo)
+    folder = common_dir(repo)
     removed = []
     for branch in branches:
         stale = folder / "refs" / "heads" / f"{branch}.lock"

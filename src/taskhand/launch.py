@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from taskhand import agents, git, lock
+from taskhand import agents, git, lock, sandbox
 from taskhand.agents.base import Agent
 from taskhand.model import Plan
 from taskhand.paths import StateDir
@@ -42,6 +42,13 @@ def _agents(plan: Plan, config: RunConfig) -> dict[str, Agent]:
     return made
 
 
+def _sandbox(config: RunConfig) -> tuple[sandbox.Sandbox, str]:
+    try:
+        return sandbox.choose(config.sandbox)
+    except sandbox.SandboxError as exc:
+        raise RunError(str(exc)) from None
+
+
 def start(
     plan_path: Path,
     config: RunConfig,
@@ -56,6 +63,7 @@ def start(
         raise RunError(f"the repository {root} has no commits yet (fix: make a first commit)")
     base = git.resolve(root, config.base_ref)
     agent = _agents(plan, config)
+    box, warning = _sandbox(config)
     state = StateDir.for_repo(root)
     with lock.hold(state.lock(plan.root), plan.root, "a run"), Store.open(state.database) as store:
         previous = store.latest_run(str(plan.root.resolve()))
@@ -80,7 +88,9 @@ def start(
                 agent=config.agent,
             )
             listener(started)
-        return Runner(store, state, run, agent, config, listener).execute()
+        if warning:
+            listener(store.event(run.id, "warning", message=warning))
+        return Runner(store, state, run, agent, config, listener, box).execute()
 
 
 def resume(run_id: str | None, listener: Listener, repo: Path | None = None) -> Summary:
@@ -95,6 +105,7 @@ def resume(run_id: str | None, listener: Listener, repo: Path | None = None) -> 
             raise RunError(f"no run {run_id} in {root} (fix: list them with taskhand runs)")
     config = RunConfig.from_json(run.config)
     agent = _agents(load(Path(run.plan_path)), config)
+    box, warning = _sandbox(config)
     plan_root = Path(run.plan_path)
     with (
         lock.hold(state.lock(plan_root), plan_root, f"run {run.id}"),
@@ -102,4 +113,6 @@ def resume(run_id: str | None, listener: Listener, repo: Path | None = None) -> 
     ):
         store.set_run_status(run.id, "running")
         listener(store.event(run.id, "run_resumed", plan=run.plan_path))
-        return Runner(store, state, run, agent, config, listener).execute()
+        if warning:
+            listener(store.event(run.id, "warning", message=warning))
+        return Runner(store, state, run, agent, config, listener, box).execute()

@@ -42,6 +42,10 @@ class StateDir:
     def worktree(self, run_id: str, task_id: str, attempt: int) -> Path:
         return self.run_dir(run_id) / "worktrees" / task_id / f"attempt-{attempt}"
 
+    def index(self, run_id: str, name: str) -> Path:
+        """The harness's own git index of one workspace, kept where no agent can write."""
+        return self.run_dir(run_id) / "indexes" / name
+
     def transcript(self, run_id: str, task_id: str, unit_id: int) -> Path:
         return self.run_dir(run_id) / "transcripts" / f"{task_id}-unit-{unit_id}.jsonl"
 

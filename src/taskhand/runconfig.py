@@ -48,6 +48,7 @@ class RunConfig:
     evaluator_model: str | None = None
     lenses: list[str] = field(default_factory=lambda: ["general"])
     prompt_caps: PromptCaps = field(default_factory=PromptCaps)
+    sandbox: str = "auto"  # auto, bwrap or none: what confines the agents' processes
 
     @property
     def evaluator_agent(self) -> str:

@@ -17,16 +17,19 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from taskhand import diffs, git, prompts, review_copy, schedule
+from taskhand import diffs, git, prompts, review_copy, schedule, workspace
 from taskhand.agents.base import Agent, Case, Outcome, Role, Unit, Verdict
+from taskhand.backstop import Print
 from taskhand.formats.templates import slug
 from taskhand.gates import GateResult, run_gates
+from taskhand.guard import Guard
 from taskhand.model import Plan, Status, Task
 from taskhand.paths import StateDir
 from taskhand.problems import PlanError
 from taskhand.records import Attempt, Entry, Event, Run
 from taskhand.review_copy import VIOLATION, disposable_copy
 from taskhand.runconfig import RunConfig, Summary
+from taskhand.sandbox import NONE, Sandbox
 from taskhand.schedule import Exit
 from taskhand.secrets import Redactor
 from taskhand.status import StatusBook
@@ -56,7 +59,8 @@ class _Result:
 class _Stop:
     """Why a review ended without verdicts: the attempt's outcome and the reason."""
 
-    outcome: str  # review_failed, capped (the task's budget) or interrupted (the run's cap)
+    # review_failed, capped (the task's budget), interrupted (the run's cap) or violation
+    outcome: str
     reason: str
 
 
@@ -94,6 +98,7 @@ class Runner:
         agents: dict[str, Agent],
         config: RunConfig,
         listener: Listener,
+        sandbox: Sandbox = NONE,
     ) -> None:
         self.store = store
         self.state = state
@@ -112,6 +117,10 @@ class Runner:
         self.redact = Redactor()
         self._plan: Plan | None = None
         self._signature: list[tuple[str, int, int]] = []
+        # Agents read the repository's objects through their workspace's alternates.
+        self.sandbox = sandbox.with_readable([git.common_dir(self.repo)])
+        self.violated = ""  # why an agent's reach past its workspace stopped the run
+        self.guard = Guard(store, run, self.plan_path, sandbox.active, self.emit)
 
     # -- the procedure ------------------------------------------------------------------
 
@@ -120,6 +129,7 @@ class Runner:
         for branch in git.clear_ref_locks(self.repo, branches):
             self.emit("warning", message=f"removed a stale lock on {branch} left by a killed git")
         self.ensure_run_branch()
+        self.guard.check_refs()  # never build on a branch the store did not write
         dirty = git.dirty_paths(self.repo)
         if dirty:
             self.emit(
@@ -154,6 +164,8 @@ class Runner:
                 return self.stop("capped", self.run_cap() or "a run cap was reached")
             book.complete(task.id, status)
             self.step("TaskTrack STEP: Complete")
+            if self.violated:
+                return self.stop("stopped", self.violated)
 
     def load_plan(self) -> Plan:
         """The plan as its files say now: a person may sharpen a task between passes.
@@ -165,6 +177,8 @@ class Runner:
             (e.name, e.stat().st_size, e.stat().st_mtime_ns) for e in os.scandir(self.plan_path)
         )
         if self._plan is None or signature != self._signature:
+            if self._plan is not None:
+                self.emit("plan_changed", message="the plan's files changed; read them again")
             self._plan, self._signature = load(self.plan_path), signature
         return self._plan
 
@@ -173,8 +187,7 @@ class Runner:
         if not self.run.run_branch:
             self.store.set_run_branch(self.run.id, f"taskhand/run-{self.run.id}")
             self.run = self.store.get_run(self.run.id) or self.run
-        if git.branch_sha(self.repo, self.run.run_branch) is None:
-            git.create_branch(self.repo, self.run.run_branch, self.run.base_sha)
+            self.guard.run = self.run
 
     def recover(self) -> str | None:
         """Step 0: settle what a killed run left behind; the BUSY task to resume, if any."""
@@ -263,24 +276,24 @@ class Runner:
         return ""
 
     def attempt(self, plan: Plan, book: StatusBook, task: Task) -> _Result:
-        base = git.branch_sha(self.repo, self.run.run_branch)
-        assert base is not None
+        self.guard.check_refs(task.id)  # put back, so the attempt starts from what was integrated
+        base = self.guard.head()[0]
         earlier = self.store.attempts(self.run.id, task.id)
         number = len(earlier) + 1
-        worktree = self.state.worktree(self.run.id, task.id, number)
-        branch = self.branch_for(task, base, earlier)
-        attempt = self.store.start_attempt(self.run.id, task.id, str(worktree), branch, base)
+        path = self.state.worktree(self.run.id, task.id, number)
+        branch = self.branch_for(task, earlier)
+        attempt = self.store.start_attempt(self.run.id, task.id, str(path), branch, base)
         building_on = self.building_on(earlier, base)
         start = building_on.candidate_sha if building_on else None
         self.emit("attempt_started", task.id, attempt=attempt.number, start=start or base)
-        if git.branch_sha(self.repo, branch) not in (None, base):
-            git.delete_branch(self.repo, branch)  # ours: an earlier attempt of this run
-        git.add_worktree(self.repo, worktree, branch, start or base)
+        index = self.state.index(self.run.id, f"{task.id}-attempt-{number}")
         try:
+            ws = workspace.prepare(self.repo, path, index, start or base, task_branch(task))
             shown = building_on.number if building_on else None
-            return self.work(plan, book, task, attempt, worktree, shown)
+            return self.work(plan, book, task, attempt, ws, shown)
         finally:
-            git.remove_worktree(self.repo, worktree)
+            workspace.remove(path)
+            index.unlink(missing_ok=True)
 
     def building_on(self, earlier: list[Attempt], base: str) -> Attempt | None:
         """The rejected attempt the next one continues from: a reviewer's findings are fixed
@@ -291,13 +304,15 @@ class Runner:
             return None
         return last if git.resolve(self.repo, f"{last.candidate_sha}^") == base else None
 
-    def branch_for(self, task: Task, base: str, earlier: list[Attempt]) -> str:
-        """The task's branch; one of that name that this run did not make is left alone."""
+    def branch_for(self, task: Task, earlier: list[Attempt]) -> str:
+        """The task's branch; a branch of that name that this run did not make is never
+        moved or deleted: the run takes another name."""
         branch = task_branch(task)
-        ours = {a.branch for a in earlier}
-        if branch in ours or git.branch_sha(self.repo, branch) in (None, base):
-            return branch
-        return f"{branch}-{self.run.id}"
+        ours = {a.branch for a in self.store.attempts(self.run.id)}
+        for name in (branch, f"{branch}-{self.run.id}"):
+            if name in ours or git.branch_sha(self.repo, name) is None:
+                return name
+        return f"{branch}-{self.run.id}-{len(earlier) + 1}"
 
     def work(
         self,
@@ -305,12 +320,17 @@ class Runner:
         book: StatusBook,
         task: Task,
         attempt: Attempt,
-        worktree: Path,
+        ws: workspace.Workspace,
         building_on: int | None,
     ) -> _Result:
+        worktree = ws.path
         context = self.context(plan, book, task, worktree)
         prompt = self.redact(prompts.worker(task, context, building_on))
+        before = self.guard.before()
         outcome = self.unit(Role.IMPLEMENTER, task, attempt, worktree, prompt)
+        broken = self.breaches(before, "the worker's unit", task.id)
+        if broken:
+            return self.violation(attempt, task, broken)
         if outcome.case is Case.QUESTION and outcome.question:
             self.store.finish_attempt(attempt.id, "question", self.redact(outcome.question.text))
             return _Result(Status.WAIT, _request(outcome))
@@ -321,17 +341,21 @@ class Runner:
         if outcome.case is not Case.DONE:
             failure = outcome.failure or "the agent did not finish"
             return self.retry(attempt, task, "failed", failure, Entry("unit_failed", failure))
-        if not git.worktree_link_intact(self.repo, worktree):
-            # Committing through a rewritten .git could stage into another checkout.
-            failure = "the workspace's .git file was changed, so nothing in it was taken"
-            return self.retry(attempt, task, "failed", failure, Entry("unit_failed", failure))
         base = attempt.base_sha
-        candidate = git.commit_worktree(worktree, base, f"{task.id}: {task.title}")
+        try:
+            candidate = workspace.collect(self.repo, ws, base, f"{task.id}: {task.title}")
+        except workspace.WorkspaceError as exc:
+            failure = str(exc)
+            return self.retry(attempt, task, "failed", failure, Entry("unit_failed", failure))
         if candidate is None:
             entry = Entry("no_changes", NOTHING_DONE.concern, verdicts=[_verdict(NOTHING_DONE)])
             return self.retry(attempt, task, "failed", "the attempt changed no files", entry)
-        self.store.set_candidate(attempt.id, candidate)
+        self.record_candidate(attempt, candidate)
+        before = self.guard.before()
         results = self.gate(task, attempt, worktree, candidate)
+        broken = self.breaches(before, "the acceptance checks", task.id)
+        if broken:
+            return self.violation(attempt, task, broken)
         summary = diffs.summary(self.repo, base, candidate)
         case = {"resolution": outcome.resolution, **_report(outcome)}
         gates = [{"name": g.name, "ok": g.ok, "detail": g.detail} for g in results]
@@ -345,6 +369,8 @@ class Runner:
             self.store.finish_attempt(attempt.id, "interrupted", self.redact(found.reason))
             self.emit("attempt_interrupted", task.id, attempt=attempt.number)
             return _Result(None, found.reason, run_capped=True)
+        if isinstance(found, _Stop) and found.outcome == "violation":
+            return self.violation(attempt, task, [found.reason])
         if isinstance(found, _Stop):
             entry = Entry(found.outcome, found.reason, summary, case, gates)
             reason = self.end_attempt(attempt, found.outcome, found.reason, entry)
@@ -356,12 +382,45 @@ class Runner:
             reason = "; ".join(_rejection(lens, v) for lens, v in rejections)
             entry = Entry("rejected", reason, summary, case, gates, verdicts)
             return self.retry(attempt, task, "rejected", reason, entry)
+        broken = self.guard.check_refs(task.id)
+        if broken:  # the run branch is back where it belongs; this candidate is not built on
+            return self.violation(attempt, task, broken)
         resolution = outcome.resolution or f"{task.title}: done"
         entry = Entry("accepted", resolution, summary, case, gates, verdicts)
         resolution = self.end_attempt(attempt, "passed", resolution, entry)
         git.move_branch(self.repo, self.run.run_branch, candidate, base)
         self.emit("integrated", task.id, sha=candidate)
         return _Result(Status.DONE, resolution)
+
+    def record_candidate(self, attempt: Attempt, candidate: str) -> None:
+        """Durable first, then the task branch moved to it (only ever a branch of this run)."""
+        self.store.set_candidate(attempt.id, candidate)
+        now = git.branch_sha(self.repo, attempt.branch)
+        if now is None:
+            git.create_branch(self.repo, attempt.branch, candidate)
+        elif now in self.guard.task_branch_values(attempt.branch):
+            git.move_branch(self.repo, attempt.branch, candidate, now)
+
+    def breaches(self, before: Print, during: str, task_id: str) -> list[str]:
+        """What agent work changed that it may not: the repository, the plan, the run's refs."""
+        return self.guard.after(before, during, task_id) + self.guard.check_refs(task_id)
+
+    def violation(self, attempt: Attempt, task: Task, found: list[str]) -> _Result:
+        """End the attempt and its task: an agent that reached past its workspace gets no
+        other try (a person may reopen the task after looking)."""
+        reason = "violation: " + "; ".join(found[:10])
+        if len(found) > 10:
+            reason += f"; and {len(found) - 10} more"
+        reason = self.end_attempt(attempt, "violation", reason, Entry("violation", reason))
+        self.emit("attempt_failed", task.id, reason=reason)
+        # Nothing more runs until a person has looked: what the agent changed (the plan, the
+        # repository's settings) would otherwise steer the tasks after it.
+        self.violated = (
+            f"{task.id} reached outside its workspace; the run stopped "
+            f"(fix: see taskhand ledger {task.id}, undo what it changed, "
+            f"then taskhand reopen {task.id} or taskhand resume)"
+        )
+        return _Result(Status.FAIL, reason)
 
     def context(self, plan: Plan, book: StatusBook, task: Task, worktree: Path) -> prompts.Context:
         """What the task's prompts show besides the task: read from the attempt's workspace
@@ -385,7 +444,9 @@ class Runner:
 
         results = [
             replace(g, detail=shown(g.detail), output=shown(g.output))
-            for g in run_gates(self.repo, worktree, attempt.base_sha, candidate, task, forbidden)
+            for g in run_gates(
+                self.repo, worktree, attempt.base_sha, candidate, task, forbidden, self.sandbox
+            )
         ]
         for gate in results:
             self.store.record_gate(
@@ -432,25 +493,33 @@ class Runner:
                 return _Stop("interrupted", capped)
             prompt = self.redact(prompts.evaluator(task, context, shown, lens))
             found = self.reviewer(task, attempt, worktree, candidate, prompt, lens)
+            if isinstance(found, _Stop):
+                return found
             if isinstance(found, str):
                 return _Stop("review_failed", found)
             verdicts.append((lens, found))
         return verdicts
 
-    def review_copy(self, lens: str) -> Path:
-        """Where the reviewers through `lens` work, one after another, for the whole run."""
-        return self.state.run_dir(self.run.id) / "worktrees" / f"review-{lens}"
+    def review_copy(self, lens: str) -> tuple[Path, Path]:
+        """Where the reviewers through `lens` work, one after another, for the whole run, and
+        the harness's index of that folder."""
+        folder = self.state.run_dir(self.run.id) / "worktrees" / f"review-{lens}"
+        return folder, self.state.index(self.run.id, f"review-{lens}")
 
     def reviewer(
         self, task: Task, attempt: Attempt, worktree: Path, candidate: str, prompt: str, lens: str
-    ) -> Verdict | str:
+    ) -> Verdict | str | _Stop:
         """One reviewer's verdict. A reviewer that breaks, or that changes the candidate's
         worktree, is replaced once; its verdict does not count."""
         problem = ""
-        copy_path = self.review_copy(lens)
+        copy_path, index = self.review_copy(lens)
         for _ in range(REVIEW_TRIES):
-            with disposable_copy(self.repo, candidate, copy_path, worktree) as copy:
+            with disposable_copy(self.repo, candidate, copy_path, index, worktree) as copy:
+                before = self.guard.before()
                 outcome = self.unit(Role.EVALUATOR, task, attempt, copy.path, prompt, lens)
+                broken = self.breaches(before, f"the {lens} review", task.id)
+            if broken:
+                return _Stop("violation", "; ".join(broken))
             if copy.violations:
                 problem = f"{VIOLATION}: the {lens} reviewer changed the candidate: " + ", ".join(
                     copy.violations[:10]
@@ -489,7 +558,7 @@ class Runner:
         # The try counts attempts that ran to an end: a killed one is redone as the same try.
         tries = self.store.attempts(self.run.id, task.id)
         number = 1 + sum(a.status != "interrupted" for a in tries if a.id < attempt.id)
-        unit = Unit(role, task.id, number, prompt, worktree, timeout, model, lens)
+        unit = Unit(role, task.id, number, prompt, worktree, timeout, model, lens, self.sandbox)
         try:
             outcome = agent.run(unit)
         except Exception as exc:  # a backend bug must fail the unit, not the run
@@ -569,7 +638,7 @@ class Runner:
 
     def stop(self, status: str, message: str) -> Summary:
         for lens in self.config.lenses:  # the copies served the whole run; they go with it
-            review_copy.release(self.repo, self.review_copy(lens))
+            review_copy.release(*self.review_copy(lens))
         self.store.set_run_status(self.run.id, status, message)
         self.emit("run_finished", status=status, message=message)
         run_dir = self.state.run_dir(self.run.id)
@@ -591,10 +660,11 @@ class Runner:
         for tree in git.worktrees(self.repo):
             if tree.path.resolve().is_relative_to(folder.resolve()):
                 git.remove_worktree(self.repo, tree.path, locked_too=True)
-        # A run killed inside `git worktree add` can leave a folder git never registered.
+        # Workspaces are plain folders (worktrees above are from earlier versions' runs).
         if folder.exists():
             for leftover in sorted([*folder.glob("*/attempt-*"), *folder.glob("review-*")]):
-                shutil.rmtree(leftover, ignore_errors=True)
+                workspace.remove(leftover)
+        shutil.rmtree(self.state.run_dir(self.run.id) / "indexes", ignore_errors=True)
 
     def plan_folder_in_repo(self) -> list[str]:
         try:

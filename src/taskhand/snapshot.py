@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 # git's helpers are called through the module, so a wrapper on git._git (the benchmark's
@@ -34,7 +35,7 @@ def snapshot(repo: Path, content: bool = True) -> dict[str, object]:
         "index_hash": _file_digest(index) if index.exists() else None,
         "stash": git._out(repo, "stash", "list"),
         "status": status,
-        "files": _tree_digests(repo, content),
+        "files": tree_digests(repo, content),
     }
 
 
@@ -43,19 +44,31 @@ def _file_digest(path: Path) -> str:
         return hashlib.file_digest(file, "sha256").hexdigest()
 
 
-def _tree_digests(root: Path, content: bool = True) -> dict[str, str]:
-    """Every entry under `root` but .git: file content (or stat identity) and mode, link
-    text, or 'dir'."""
+def tree_digests(
+    root: Path,
+    content: bool = True,
+    with_git: bool = False,
+    skip: Callable[[str], bool] | None = None,
+) -> dict[str, str]:
+    """Every entry under `root` (but .git, unless `with_git`; and but the names `skip` says):
+    file content (or stat identity) and mode, link text, or 'dir'. Plain file reads only: no
+    git runs, whatever a configuration under `root` says."""
     digests: dict[str, str] = {}
+    if not os.path.isdir(root) or os.path.islink(root):
+        return digests
     # Plain strings, not Path objects: a large project has tens of thousands of entries.
     start = len(str(root)) + 1
     folders = [str(root)]
     while folders:
-        with os.scandir(folders.pop()) as entries:
-            for entry in entries:
-                name = entry.path[start:].replace(os.sep, "/")
-                if name == ".git":
-                    continue
+        try:
+            entries = list(os.scandir(folders.pop()))
+        except OSError:  # a folder made unreadable: its listing is what changed
+            continue
+        for entry in entries:
+            name = entry.path[start:].replace(os.sep, "/")
+            if (name == ".git" and not with_git) or (skip is not None and skip(name)):
+                continue
+            try:
                 if entry.is_symlink():
                     digests[name] = f"link {os.readlink(entry.path)}"
                 elif entry.is_dir():
@@ -70,4 +83,19 @@ def _tree_digests(root: Path, content: bool = True) -> dict[str, str]:
                         else f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
                     )
                     digests[name] = f"{identity} {mode:o}"
+            except OSError:
+                digests[name] = "unreadable"
     return digests
+
+
+def differences(old: dict[str, str], new: dict[str, str]) -> list[str]:
+    """What changed between two digests of a folder, one line each, sorted."""
+    found = []
+    for name in sorted(old.keys() | new.keys()):
+        if name not in new:
+            found.append(f"{name} was deleted")
+        elif name not in old:
+            found.append(f"{name} was added")
+        elif old[name] != new[name]:
+            found.append(f"{name} was modified")
+    return found

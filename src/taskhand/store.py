@@ -487,6 +487,10 @@ class Store:
         """The run's events with an id above `after`, oldest first (for tailing the log)."""
         return self._select(Event, "run_id = ? AND id > ? ORDER BY id", (run_id, after))
 
+    def events_of(self, run_id: str, kind: str) -> list[Event]:
+        """The run's events of one kind, oldest first."""
+        return self._select(Event, "run_id = ? AND kind = ? ORDER BY id", (run_id, kind))
+
     # Accounting
 
     def usage(self, run_id: str, task_id: str | None = None) -> Usage:

@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import cast
 
 from acp import PROTOCOL_VERSION, Client, RequestError, connect_to_agent, text_block
@@ -96,7 +97,9 @@ class _Session:
     async def run(self) -> Outcome:
         try:
             proc = await asyncio.create_subprocess_exec(
-                *self.agent.argv,
+                *self.unit.sandbox.with_readable([Path(self.agent.argv[0]).resolve()]).argv(
+                    self.agent.argv, [self.unit.worktree], self.unit.worktree
+                ),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,

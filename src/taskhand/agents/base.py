@@ -11,6 +11,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
+from taskhand.sandbox import NONE, Sandbox
+
 
 class Role(StrEnum):
     IMPLEMENTER = "implementer"
@@ -178,6 +180,11 @@ class Unit:
     timeout_seconds: float
     model: str | None = None
     lens: str = ""  # an evaluator's review focus (general, security, ...)
+    sandbox: Sandbox = NONE  # what confines the agent's processes to `worktree`
+
+    def confined(self, argv: list[str], *extra: Path) -> list[str]:
+        """`argv` run in the unit's sandbox, writing only its workspace (and `extra`)."""
+        return self.sandbox.argv(argv, [self.worktree, *extra], self.worktree)
 
 
 class AgentError(ValueError):

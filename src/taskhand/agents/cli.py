@@ -91,6 +91,9 @@ class CliAgent:
             **{k: environ[k] for k in allowed if k in environ},
         }
         self.redact = Redactor(environ)
+        home = Path(environ.get("HOME") or Path.home())
+        self.state = tuple(home / name for name in self.preset.state)
+        self.program_files = Path(self.program).resolve().parent
 
     def run(self, unit: Unit) -> Outcome:
         deadline = time.monotonic() + unit.timeout_seconds
@@ -126,7 +129,12 @@ class CliAgent:
     ) -> tuple[Report, str]:
         """Run the program once: its report, and why the unit broke ("" when it did not)."""
         call = self.preset.call(context, prompt, resume)
-        run = execute(call, context.unit.worktree, self.env, deadline, self.output_limit)
+        # The program runs in the unit's sandbox; its scratch folder (answer files) is its own.
+        unit = context.unit
+        sandbox = unit.sandbox.with_readable([Path(self.program), self.program_files])
+        writable = [unit.worktree, context.scratch, *self.state]
+        confined = Call(sandbox.argv(call.argv, writable, unit.worktree), call.stdin)
+        run = execute(confined, context.unit.worktree, self.env, deadline, self.output_limit)
         transcript.append({"role": "agent", "argv": _shown(call, prompt), "exit_code": run.code})
         if run.error:
             return Report(), run.error

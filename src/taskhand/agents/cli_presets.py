@@ -71,6 +71,9 @@ class Preset:
     resumable: bool = True
     totals: bool = False  # a resumed run reports the whole session's usage, not its own
     env: tuple[tuple[str, str], ...] = ()  # defaults for the program's environment
+    # Where under $HOME the program keeps its own settings and sessions: writable inside the
+    # sandbox, which keeps the rest of $HOME read-only.
+    state: tuple[str, ...] = ()
 
 
 def _claude_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
@@ -209,6 +212,7 @@ PRESETS: dict[str, Preset] = {
         parse_claude,
         totals=True,
         env=(("DISABLE_AUTOUPDATER", "1"),),
+        state=(".claude", ".claude.json"),
     ),
     "codex": Preset(
         "codex",
@@ -217,6 +221,7 @@ PRESETS: dict[str, Preset] = {
         _codex_call,
         parse_codex,
         totals=True,
+        state=(".codex",),
     ),
     "gemini": Preset(
         "gemini",
@@ -224,9 +229,15 @@ PRESETS: dict[str, Preset] = {
         ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS"),
         _gemini_call,
         parse_gemini,
+        state=(".gemini",),
     ),
     "opencode": Preset(
-        "opencode", "npm opencode-ai", PROVIDER_KEYS, _opencode_call, parse_opencode
+        "opencode",
+        "npm opencode-ai",
+        PROVIDER_KEYS,
+        _opencode_call,
+        parse_opencode,
+        state=(".local/share/opencode", ".config/opencode", ".cache/opencode"),
     ),
     "aider": Preset("aider", "PyPI aider-chat", PROVIDER_KEYS, _aider_call, parse_aider),
     "custom": Preset("", "", PROVIDER_KEYS, _custom_call, parse_text, resumable=False),

@@ -278,6 +278,7 @@ class _Session:
                     timeout_seconds=max(0.1, min(tools.ToolContext.timeout_seconds, self.left())),
                     env=self.agent.tool_env,
                     writable=self.writable,
+                    sandbox=self.unit.sandbox,
                 )
                 result = tools.execute(name, arguments, context)
                 self.reply(call.id, result.output, ok=result.ok)

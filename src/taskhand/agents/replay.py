@@ -150,7 +150,7 @@ def _act(entry: dict[str, Any], unit: Unit) -> tuple[list[dict[str, object]], st
     transcript: list[dict[str, object]] = [{"role": "user", "content": unit.prompt}]
     deadline = time.monotonic() + unit.timeout_seconds
     for action in entry.get("actions", []):
-        error = _perform(action, unit.worktree, transcript, deadline)
+        error = _perform(action, unit, transcript, deadline)
         if error:
             return transcript, error
     return transcript, ""
@@ -232,9 +232,11 @@ def _inside(worktree: Path, relative: str) -> Path | None:
 
 
 def _perform(
-    action: dict[str, Any], worktree: Path, transcript: list[dict[str, object]], deadline: float
+    action: dict[str, Any], unit: Unit, transcript: list[dict[str, object]], deadline: float
 ) -> str:
-    """Carry out one action; an error text when it cannot be done."""
+    """Carry out one action; an error text when it cannot be done. Commands run as an agent's
+    shell does: in the unit's sandbox."""
+    worktree = unit.worktree
     kind = next(k for k in ACTIONS if k in action)
     transcript.append({"role": "tool", "action": kind, "target": str(action[kind])})
     if kind == "sleep":
@@ -244,7 +246,7 @@ def _perform(
         argv = [str(a) for a in action["run"]]
         try:
             done = subprocess.run(
-                argv,
+                unit.confined(argv),
                 cwd=worktree,
                 env=clean_env(),
                 capture_output=True,
@@ -272,7 +274,7 @@ def _perform(
                 str(action["commit"]),
             ],
         ):
-            subprocess.run(argv, cwd=worktree, capture_output=True, check=False)
+            subprocess.run(unit.confined(argv), cwd=worktree, capture_output=True, check=False)
         return ""
     target = _inside(worktree, str(action[kind]))
     if target is None:

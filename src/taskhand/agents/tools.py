@@ -28,6 +28,7 @@ from taskhand.agents.tool_paths import (
 from taskhand.agents.tool_schemas import DEFAULT_READ_LINES, check_arguments
 from taskhand.checks import run_check
 from taskhand.model import Check
+from taskhand.sandbox import NONE, Sandbox
 from taskhand.scope import matches
 from taskhand.secrets import clean_env
 
@@ -48,6 +49,7 @@ class ToolContext:
     output_limit: int = 16 * 1024  # bytes of tool output returned to the model
     env: Mapping[str, str] | None = None  # for bash, secret-named variables always removed
     writable: bool = True  # False for reviewing roles: write and edit refused
+    sandbox: Sandbox = NONE  # what confines bash to the workspace
 
 
 @dataclass(frozen=True)
@@ -228,9 +230,9 @@ def _text(real: Path) -> str:
 def _bash(args: dict[str, Any], ctx: ToolContext, root: Path) -> ToolResult:
     """Run the command in its own process group with the workspace as its working folder.
 
-    A shell cannot be confined: it may `cd ..` and write wherever the user can. What guards
-    the repository is the harness: the scope gate on the attempt's diff for implementers, and
-    for reviewing roles the check that the worktree is unchanged afterwards.
+    Under the unit's sandbox the shell can write only the workspace. Without one it may `cd ..`
+    and write wherever the user can; then the harness's backstop notices what it changed in
+    the repository and the plan, and the reviewer check notices changes to the candidate.
     """
     command: str = args["command"]
     if "\x00" in command:
@@ -240,7 +242,7 @@ def _bash(args: dict[str, Any], ctx: ToolContext, root: Path) -> ToolResult:
     # Secret-named variables go even from an env the caller chose: secrets never travel.
     # Room for the cut marker and the closing note, so the output is not cut a second time.
     limit = max(0, ctx.output_limit - 160)
-    result = run_check(check, root, clean_env(ctx.env), limit)
+    result = run_check(check, root, clean_env(ctx.env), limit, ctx.sandbox)
     if result.error:
         return ToolResult(False, f"bash could not run: {result.error}")
     if result.timed_out:

@@ -1,0 +1,162 @@
+"""The OS sandbox every agent-controlled process runs in: agent units, their shell commands,
+acceptance checks and reviewers.
+
+With bubblewrap (Linux) the process sees the whole machine read-only, writes only its own
+workspace (and the agent program's own settings folders), has a private /tmp and its own
+process namespace, so everything it started dies with it. Where no sandbox is available the
+run goes on with `none` after a warning: the backstop then notices what it cannot prevent.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CHOICES = ("auto", "bwrap", "none")
+
+# Sockets reachable through a read-only bind are still doors out: a D-Bus session bus, a
+# container daemon or an ssh agent can run commands as the user. Their folders are hidden.
+_MASKED = ("/run/user", "/var/run/docker.sock", "/run/docker.sock", "/run/podman")
+
+
+class SandboxError(Exception):
+    """The sandbox asked for cannot be had; the message is one line with the fix."""
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How agent-controlled processes are confined: `kind` is bwrap or none."""
+
+    kind: str = "none"
+    # Folders or files an agent program keeps its own state in (its settings, sessions),
+    # writable inside the sandbox: e.g. ~/.claude for Claude Code.
+    agent_state: tuple[Path, ...] = field(default=())
+    # What agent processes must read although it lies under /tmp, which is private inside:
+    # the user's repository (the workspace borrows its objects), programs, the interpreter.
+    readable: tuple[Path, ...] = field(default=())
+
+    @property
+    def active(self) -> bool:
+        return self.kind == "bwrap"
+
+    def with_readable(self, paths: Sequence[Path]) -> Sandbox:
+        return Sandbox(self.kind, self.agent_state, (*self.readable, *paths))
+
+    def argv(self, argv: Sequence[str], writable: Sequence[Path], cwd: Path) -> list[str]:
+        """`argv` run inside the sandbox, able to write only `writable` (and its agent state)."""
+        if not self.active:
+            return list(argv)
+        wrapped = [
+            _bwrap(),
+            "--ro-bind", "/", "/",
+            "--dev", "/dev",
+            "--tmpfs", "/dev/shm",
+            "--proc", "/proc",
+            "--tmpfs", "/tmp",
+            "--tmpfs", "/var/tmp",
+        ]  # fmt: skip
+        for shown in _under_tmp([*self.readable, *_programs()]):
+            wrapped += ["--ro-bind", shown, shown]
+        for masked in _MASKED:
+            if os.path.isdir(masked):
+                wrapped += ["--tmpfs", masked]
+            elif os.path.exists(masked):
+                wrapped += ["--ro-bind", "/dev/null", masked]
+        for path in [*self.agent_state, *writable]:
+            if path.exists():
+                real = str(path.resolve())
+                wrapped += ["--bind", real, real]
+        wrapped += [
+            # Caches that tools write under $HOME land in the private /tmp instead.
+            "--setenv", "XDG_CACHE_HOME", "/tmp/.cache",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--die-with-parent",
+            # A new session: no access to the controlling terminal (no TIOCSTI typing).
+            "--new-session",
+            "--chdir", str(cwd.resolve()),
+            "--",
+            *argv,
+        ]  # fmt: skip
+        return wrapped
+
+
+NONE = Sandbox("none")
+
+
+def choose(choice: str) -> tuple[Sandbox, str]:
+    """The sandbox for `choice` (auto, bwrap or none), and a warning when auto finds none."""
+    if choice not in CHOICES:
+        raise SandboxError(f"unknown sandbox {choice!r} (fix: one of {', '.join(CHOICES)})")
+    if choice == "none":
+        return NONE, ""
+    problem = bwrap_problem()
+    if not problem:
+        return Sandbox("bwrap"), ""
+    if choice == "bwrap":
+        raise SandboxError(f"the bwrap sandbox cannot run: {problem} (fix: {_INSTALL})")
+    return NONE, (
+        f"agents run WITHOUT a sandbox: {problem}; an agent can change anything your user "
+        f"can, and taskhand can only notice changes to your repository afterwards "
+        f"(fix: {_INSTALL}, or pass --sandbox none to accept this)"
+    )
+
+
+_INSTALL = "install bubblewrap, e.g. apt-get install bubblewrap"
+
+
+def _programs() -> list[Path]:
+    """Where programs and this Python live: visible inside even when under /tmp."""
+    found = [Path(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p]
+    return [*found, Path(sys.prefix), Path(sys.base_prefix)]
+
+
+def _under_tmp(paths: Sequence[Path]) -> list[str]:
+    """The top folders under /tmp and /var/tmp that hold any of `paths`, to show read-only
+    over the private /tmp (a whole top folder: a program finds its files beside it)."""
+    shown: set[str] = set()
+    for path in paths:
+        try:
+            real = path.resolve()
+        except OSError:
+            continue
+        for tmp in ("/tmp", "/var/tmp"):
+            parts = real.parts
+            root = Path(tmp).parts
+            if parts[: len(root)] == root and len(parts) > len(root):
+                top = Path(*parts[: len(root) + 1])
+                if top.exists():
+                    shown.add(str(top))
+    return sorted(shown)
+
+
+def _bwrap() -> str:
+    return shutil.which("bwrap") or "bwrap"
+
+
+@functools.lru_cache(maxsize=1)
+def bwrap_problem() -> str:
+    """Why bubblewrap cannot confine a process here, or "" when it can (asked once)."""
+    if shutil.which("bwrap") is None:
+        return "bwrap is not installed"
+    probe = Sandbox("bwrap")
+    try:
+        done = subprocess.run(
+            probe.argv(["true"], [], Path("/")),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap did not start ({exc})"
+    if done.returncode != 0:
+        reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        return f"bwrap failed ({reason[-1] if reason else f'exit {done.returncode}'})"
+    return ""
