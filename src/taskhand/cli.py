@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -18,9 +17,10 @@ from taskhand.git import GitError
 from taskhand.launch import RunError
 from taskhand.lock import LockedError
 from taskhand.model import Dialect, Plan
-from taskhand.problems import PlanError, display_path
+from taskhand.problems import PlanError, display_path, relative_path
 from taskhand.schedule import Statuses
 from taskhand.settings import SettingsError
+from taskhand.terminal import dumps, echo, printable
 
 EXIT_NONE_ELIGIBLE = 3
 # Errors whose message is already one line naming what is wrong and the fix.
@@ -31,7 +31,7 @@ class Failure(click.ClickException):
     """A one-line error for the user; exit code 1."""
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"taskhand: error: {self.message}", err=True)
+        click.echo(f"taskhand: error: {printable(self.message)}", err=True)
 
 
 class Group(click.Group):
@@ -61,7 +61,7 @@ class Group(click.Group):
 
 
 def _emit(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    click.echo(dumps(data, indent=2))
 
 
 def _load(path: Path, status_file: Path | None) -> tuple[Plan, Statuses]:
@@ -132,7 +132,7 @@ def validate_command(plan: Path, as_json: bool, strict: bool) -> None:
     if as_json:
         summary: dict[str, Any] = {
             "ok": ok,
-            "path": display_path(plan),
+            "path": relative_path(plan),
             "dialect": str(report.plan.dialect) if report.plan else None,
             "tasks": len(report.plan.tasks) if report.plan else 0,
             "errors": len(report.errors),
@@ -174,7 +174,7 @@ def show(plan: Path, task: str | None, as_json: bool, status_file: Path | None) 
         if as_json:
             _emit(views.plan_json(loaded, statuses))
         else:
-            click.echo(views.plan_text(loaded, statuses))
+            echo(views.plan_text(loaded, statuses))
         return
     found = loaded.task(task)
     if found is None:
@@ -183,7 +183,7 @@ def show(plan: Path, task: str | None, as_json: bool, status_file: Path | None) 
     if as_json:
         _emit(views.task_json(found, statuses, frontier))
     else:
-        click.echo(views.task_text(found, statuses, frontier))
+        echo(views.task_text(found, statuses, frontier))
 
 
 def _no_task(plan: Plan, task: str) -> NoReturn:
@@ -204,7 +204,7 @@ def next_command(plan: Path, all_eligible: bool, as_json: bool, status_file: Pat
     if as_json:
         _emit(data)
     else:
-        click.echo(views.next_text(data, all_eligible))
+        echo(views.next_text(data, all_eligible))
     if data["next"] is None:
         sys.exit(EXIT_NONE_ELIGIBLE)
 

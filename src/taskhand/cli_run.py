@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -17,6 +16,7 @@ from taskhand.agents.base import LENSES
 from taskhand.paths import StateDir
 from taskhand.records import Run
 from taskhand.store import Store
+from taskhand.terminal import dumps, echo, printable, rich_text
 
 EXIT_CODES = {"completed": 0, "failed": 1}
 EXIT_UNFINISHED = 3
@@ -36,10 +36,10 @@ def _listener(as_json: bool) -> watch.JsonLines | watch.Progress:
 def _report(summary: runconfig.Summary, as_json: bool) -> None:
     if as_json:
         return
-    click.echo(f"\nrun {summary.run_id}: {summary.status} ({summary.message})")
-    click.echo(f"result branch: {summary.run_branch} in {summary.repo}")
-    click.echo(f"state: {summary.state} (events.jsonl, task-status.json)")
-    click.echo(f"costs: taskhand stats {summary.run_id}")
+    echo(f"\nrun {summary.run_id}: {summary.status} ({printable(summary.message)})")
+    echo(f"result branch: {summary.run_branch} in {summary.repo}")
+    echo(f"state: {summary.state} (events.jsonl, task-status.json)")
+    echo(f"costs: taskhand stats {summary.run_id}")
 
 
 def _finish(summary: runconfig.Summary) -> None:
@@ -193,14 +193,18 @@ def _store(repo: Path | None) -> tuple[StateDir, Store]:
     root = git.find_repo(repo or Path.cwd())
     state = StateDir.for_repo(root)
     if not state.database.exists():
-        raise click.ClickException(f"no runs for {root} (fix: start one with taskhand run PLAN)")
+        raise click.ClickException(
+            printable(f"no runs for {root} (fix: start one with taskhand run PLAN)")
+        )
     return state, Store.open(state.database)
 
 
 def _pick(store: Store, run_id: str | None) -> Run:
     found = store.get_run(run_id) if run_id else store.latest_run()
     if found is None:
-        raise click.ClickException(f"no run {run_id or ''} here (fix: list them: taskhand runs)")
+        raise click.ClickException(
+            printable(f"no run {run_id or ''} here (fix: list them: taskhand runs)")
+        )
     return found
 
 
@@ -232,13 +236,9 @@ def runs(repo: Path | None, as_json: bool) -> None:
         return
     table = Table("run", "status", "done", "plan", "branch", box=None)
     for row in rows:
-        table.add_row(
-            str(row["id"]),
-            str(row["status"]),
-            f"{row['done']}/{row['tasks']}",
-            str(row["plan"]),
-            str(row["branch"]),
-        )
+        tally = f"{row['done']}/{row['tasks']}"
+        cells = (row["id"], row["status"], tally, row["plan"], row["branch"])
+        table.add_row(*map(rich_text, cells))
     _console().print(table)
 
 
@@ -265,22 +265,23 @@ def stats(run_id: str | None, repo: Path | None, as_json: bool) -> None:
         "tokens out",
         "cached",
         "dollars",
-        title=f"run {found.id}",
+        title=rich_text(f"run {found.id}"),
         box=None,
     )
     for row in [*figures.tasks, figures.total]:
         dollars = f"{row.cost:.4f}" + (" (est.)" if row.estimated else "")
-        table.add_row(
+        cells = (
             row.task_id,
-            str(row.units),
-            str(row.reviews),
+            row.units,
+            row.reviews,
             f"{row.prompt_bytes / 1024:.1f}",
             f"{row.seconds:.1f}",
-            str(row.tokens_in),
-            str(row.tokens_out),
-            str(row.tokens_cached),
+            row.tokens_in,
+            row.tokens_out,
+            row.tokens_cached,
             dollars,
         )
+        table.add_row(*map(rich_text, cells))
     _console().print(table)
 
 
@@ -299,27 +300,30 @@ def ledger(task_id: str | None, run_id: str | None, repo: Path | None, as_json: 
         click.echo(_json({"run": found.id, "entries": [asdict(e) for e in entries]}))
         return
     if not entries:
-        click.echo(f"run {found.id}: no attempt of {task_id or 'any task'} has ended yet")
+        echo(f"run {found.id}: no attempt of {task_id or 'any task'} has ended yet")
     for entry in entries:
         headline = entry.summary.strip().splitlines()[0] if entry.summary.strip() else ""
-        click.echo(f"{entry.task_id} attempt {entry.iteration}: {entry.outcome}: {headline}")
+        echo(f"{entry.task_id} attempt {entry.iteration}: {entry.outcome}: {headline}")
         if entry.diff_summary:
-            click.echo(f"  change: {entry.diff_summary}")
+            echo(f"  change: {entry.diff_summary}")
         for gate in entry.gates:
             if not gate.get("ok"):
-                detail = str(gate.get("detail", "")).replace("\n", "\n    ")
-                click.echo(f"  check {gate.get('name')} failed: {detail}")
+                echo(f"  check {gate.get('name')} failed: {_indented(gate.get('detail', ''))}")
         for verdict in entry.verdicts:
             words = verdict.get("verdict", "")
             if verdict.get("category"):
                 words += f" as {verdict['category']}"
-            click.echo(
-                f"  {verdict.get('lens', 'general')} review: {words}: {verdict.get('concern')}"
-            )
+            concern = _indented(verdict.get("concern"))
+            echo(f"  {verdict.get('lens', 'general')} review: {words}: {concern}")
             if verdict.get("evidence"):
-                click.echo(f"    evidence: {', '.join(verdict['evidence'])}")
+                echo(f"    evidence: {', '.join(map(str, verdict['evidence']))}")
             if verdict.get("next_step"):
-                click.echo(f"    next step: {verdict['next_step']}")
+                echo(f"    next step: {_indented(verdict['next_step'])}")
+
+
+def _indented(text: object) -> str:
+    """Later lines of a field indented, so a field's text cannot pass for a ledger line."""
+    return str(text).replace("\n", "\n    ")
 
 
 @click.command(name="clean")
@@ -335,9 +339,9 @@ def clean_command(run_id: str | None, dry_run: bool, repo: Path | None) -> None:
     verb = "would remove" if dry_run else "removed"
     for step in steps:
         if step.kind == "keep":
-            click.echo(f"kept {step.target}: {step.reason}")
+            echo(f"kept {step.target}: {step.reason}")
         else:
-            click.echo(f"{verb} {step.kind} {step.target} ({step.reason})")
+            echo(f"{verb} {step.kind} {step.target} ({step.reason})")
     if not dry_run:
         clean.apply(state, found, steps)
 
@@ -361,7 +365,7 @@ def _console() -> Console:
 
 
 def _json(data: Any) -> str:
-    return json.dumps(data, indent=2)
+    return dumps(data, indent=2)
 
 
 COMMANDS = [run, resume, runs, stats, ledger, clean_command, demo_command]

@@ -13,7 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from taskhand.problems import printable
+from taskhand.terminal import printable
 
 FALLBACK_IDENTITY = ("taskhand", "taskhand@localhost")
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from taskhand.terminal import printable
+
 
 class Severity(StrEnum):
     ERROR = "error"
@@ -39,13 +41,14 @@ class Problem:
         return f"{self.location()}: {printable(text)}"
 
     def as_json(self) -> dict[str, object]:
+        """The problem as it is; the JSON writer escapes what a terminal must not see."""
         return {
-            "path": display_path(self.path),
+            "path": relative_path(self.path),
             "line": self.line,
             "severity": str(self.severity),
             "rule": self.rule,
-            "message": printable(self.message),
-            "fix": printable(self.fix),
+            "message": self.message,
+            "fix": self.fix,
         }
 
 
@@ -58,27 +61,18 @@ class PlanError(Exception):
         super().__init__(errors[0].render() if errors else "invalid plan")
 
 
-def display_path(path: Path) -> str:
-    """A path relative to the working directory when it lies below it, printable."""
+def relative_path(path: Path) -> str:
+    """A path relative to the working directory when it lies below it, as it is."""
     try:
         rel = os.path.relpath(path)
     except (ValueError, OSError):
         rel = ".."
-    return printable(str(path) if rel.startswith("..") else rel)
+    return str(path) if rel.startswith("..") else rel
 
 
-def printable(text: str) -> str:
-    """Escape line breaks, control characters and undecodable bytes of file names."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() or c == " " else _escape(c) for c in text)
-
-
-def _escape(char: str) -> str:
-    code = ord(char)
-    if 0xDC80 <= code <= 0xDCFF:  # a byte os.fsdecode could not decode
-        return f"\\x{code - 0xDC00:02x}"
-    return char.encode("unicode_escape").decode("ascii")
+def display_path(path: Path) -> str:
+    """`relative_path`, printable on one line."""
+    return printable(relative_path(path))
 
 
 class Collector:

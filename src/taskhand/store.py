@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from taskhand import terminal
 from taskhand.agents.base import Usage
 from taskhand.model import Status, id_key
 from taskhand.records import (
@@ -510,11 +511,9 @@ class Store:
 
     def export_events(self, run_id: str, path: Path) -> None:
         """Write the run's log as events.jsonl, one object per line, replacing the file whole."""
+        # Written as the CLI prints JSON: a person may well `cat` it to a terminal.
         lines = [
-            json.dumps(
-                {"id": e.id, "ts": e.ts, "kind": e.kind, "task_id": e.task_id, **e.data},
-                ensure_ascii=False,
-            )
+            terminal.dumps({"id": e.id, "ts": e.ts, "kind": e.kind, "task_id": e.task_id, **e.data})
             + "\n"
             for e in self.events(run_id)
         ]

@@ -1,4 +1,7 @@
-"""What `show` and `next` report: plain dictionaries for --json, and the same as text."""
+"""What `show` and `next` report: plain dictionaries for --json, and the same as text.
+
+Both hold the plan's text as it is; the CLI prints them through `terminal`.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ from typing import Any
 
 from taskhand import schedule
 from taskhand.model import Plan, Status, Task
-from taskhand.problems import display_path
+from taskhand.problems import relative_path
 from taskhand.schedule import Statuses
 
 
@@ -48,7 +51,7 @@ def task_json(task: Task, statuses: Statuses, frontier: list[str]) -> dict[str, 
         "timeout_seconds": task.timeout_seconds,
         "max_attempts": task.max_attempts,
         "extra": task.extra,
-        "file": display_path(task.source) if task.source else None,
+        "file": relative_path(task.source) if task.source else None,
     }
 
 
@@ -58,7 +61,7 @@ def plan_json(plan: Plan, statuses: Statuses) -> dict[str, Any]:
     frontier = schedule.eligible(plan, statuses)
     return {
         "dialect": str(plan.dialect),
-        "path": display_path(plan.root),
+        "path": relative_path(plan.root),
         "code": plan.code,
         "title": plan.title,
         "objective": plan.objective,

@@ -1,11 +1,11 @@
 """Watching a run: its events as lines for a person, or as JSON lines for a program.
 
 On a terminal a status line at the bottom shows the task, stage, attempt and elapsed time.
+Text from the plan and the agents is printed through `terminal`, never raw.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from typing import Any, TextIO
@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.status import Status as Spinner
 
 from taskhand.records import Event
+from taskhand.terminal import dumps, rich_text
 
 
 class JsonLines:
@@ -30,7 +31,7 @@ class JsonLines:
             "task_id": event.task_id,
             **event.data,
         }
-        self.out.write(json.dumps(record) + "\n")
+        self.out.write(dumps(record) + "\n")
         self.out.flush()
 
     def close(self) -> None:
@@ -52,7 +53,7 @@ class Progress:
     def __call__(self, event: Event) -> None:
         line = self.render(event)
         if line is not None:
-            self.console.print(line, markup=False)
+            self.console.print(rich_text(line))  # one line per event, whatever it quotes
         if self.live:
             self.refresh()
 
@@ -111,10 +112,10 @@ class Progress:
             f"{time.monotonic() - self.since:.0f}s"
         )
         if self.spinner is None:
-            self.spinner = self.console.status(text)
+            self.spinner = self.console.status(rich_text(text))
             self.spinner.start()
         else:
-            self.spinner.update(text)
+            self.spinner.update(rich_text(text))
 
     def close(self) -> None:
         if self.spinner is not None:
