@@ -126,7 +126,8 @@ class CliAgent:
     ) -> tuple[Report, str]:
         """Run the program once: its report, and why the unit broke ("" when it did not)."""
         call = self.preset.call(context, prompt, resume)
-        run = execute(call, context.unit.worktree, self.env, deadline, self.output_limit)
+        env = {**self.env, **call.env}
+        run = execute(call, context.unit.worktree, env, deadline, self.output_limit)
         transcript.append({"role": "agent", "argv": _shown(call, prompt), "exit_code": run.code})
         if run.error:
             return Report(), run.error

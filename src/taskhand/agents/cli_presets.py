@@ -22,6 +22,7 @@ from taskhand.agents.cli_output import (
     parse_text,
 )
 from taskhand.agents.cli_process import Call
+from taskhand.agents.codex_sandbox import helper_path
 
 COMMAND_ENV = "TASKHAND_AGENT_CMD"
 OUTCOME_HINT = "End your final message with the fenced JSON outcome block the task asks for."
@@ -113,7 +114,8 @@ def _codex_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
     argv += ctx.extra
     if resume is not None:
         argv += ["resume", resume.session]
-    return Call([*argv, "-"], stdin=prompt)
+    path = helper_path(ctx.program, ctx.scratch / "codex-path", ctx.env.get("PATH", ""))
+    return Call([*argv, "-"], stdin=prompt, env={"PATH": path})
 
 
 def _gemini_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
