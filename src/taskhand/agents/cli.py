@@ -58,6 +58,7 @@ class CliAgent:
         prices: Mapping[str, price_list.Price] | None = None,
         output_limit: int = OUTPUT_LIMIT,
         env: Mapping[str, str] | None = None,
+        outer_sandbox: bool = False,  # taskhand sandboxes it: codex writers skip their own
     ) -> None:
         if preset not in PRESETS:
             raise AgentError(f"unknown cli preset {preset!r} (fix: use one of {', '.join(NAMES)})")
@@ -67,6 +68,7 @@ class CliAgent:
         self.model = model
         self.extra = list(extra_args)
         self.output_limit = output_limit
+        self.outer_sandbox = outer_sandbox
         self.prices = dict(prices) if prices is not None else price_list.table(environ)
         self.template = ""
         if preset == "custom":
@@ -97,7 +99,7 @@ class CliAgent:
         with tempfile.TemporaryDirectory(prefix="taskhand-cli-") as scratch:
             model = unit.model or self.model
             context = Context(self.program, unit, Path(scratch), self.env, model, self.extra)
-            context.template = self.template
+            context.template, context.outer_sandbox = self.template, self.outer_sandbox
             transcript: list[dict[str, object]] = [{"role": "user", "content": unit.prompt}]
             report, failure = self._attempt(context, unit.prompt, None, deadline, transcript)
             if failure:

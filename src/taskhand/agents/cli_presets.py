@@ -22,7 +22,7 @@ from taskhand.agents.cli_output import (
     parse_text,
 )
 from taskhand.agents.cli_process import Call
-from taskhand.agents.codex_sandbox import helper_path
+from taskhand.agents.codex_sandbox import helper_path, sandbox_mode
 
 COMMAND_ENV = "TASKHAND_AGENT_CMD"
 OUTCOME_HINT = "End your final message with the fenced JSON outcome block the task asks for."
@@ -56,6 +56,7 @@ class Context:
     model: str | None
     extra: Sequence[str]
     template: str = ""
+    outer_sandbox: bool = False  # taskhand runs the program inside a sandbox of its own
 
     @property
     def writing(self) -> bool:
@@ -95,7 +96,7 @@ def _claude_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
 
 
 def _codex_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
-    sandbox = "workspace-write" if ctx.writing else "read-only"
+    sandbox = sandbox_mode(ctx.writing, ctx.outer_sandbox)
     argv = [ctx.program, "exec", "--json", "--skip-git-repo-check", "--sandbox", sandbox]
     argv += ["-C", str(ctx.unit.worktree)]
     if ctx.model:

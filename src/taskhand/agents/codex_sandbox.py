@@ -1,5 +1,6 @@
-"""Codex's own sandbox under taskhand: the per-unit folder on PATH that names Codex's Linux
-sandbox helper, so Codex's commands still run when a system bubblewrap is installed.
+"""Codex's own sandbox under taskhand: which `--sandbox` mode each role gets, and the per-unit
+folder on PATH that names Codex's Linux sandbox helper, so Codex's commands still run when a
+system bubblewrap is installed.
 """
 
 from __future__ import annotations
@@ -10,6 +11,17 @@ from pathlib import Path
 
 HELPER = "codex-linux-sandbox"  # Codex's own binary, started under this name, is the helper
 ELF_MAGIC = b"\x7fELF"
+
+
+def sandbox_mode(writing: bool, outer_sandbox: bool) -> str:
+    """Codex's `--sandbox` for a role; inside taskhand's sandbox a writer needs no second one.
+
+    A reviewer stays read-only even then: Codex's bubblewrap nests inside another one as long
+    as that one leaves user namespaces allowed.
+    """
+    if not writing:
+        return "read-only"
+    return "danger-full-access" if outer_sandbox else "workspace-write"
 
 
 def helper_path(program: str, folder: Path, path: str) -> str:
