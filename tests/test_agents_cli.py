@@ -808,7 +808,9 @@ def test_real_claude_api_error_is_an_error_outcome(tmp_path: Path) -> None:
     assert outcome.failure == "claude failed: API Error: 400 scripted refusal"
 
 
-def codex_agent(tmp_path: Path, api: responses.ScriptedResponses) -> CliAgent:
+def codex_agent(
+    tmp_path: Path, api: responses.ScriptedResponses, outer_sandbox: bool = False
+) -> CliAgent:
     env = real_env(tmp_path, real("codex"), OPENAI_BASE_URL=api.url, OPENAI_API_KEY="test")
     no_retries = [
         "-c",
@@ -816,7 +818,9 @@ def codex_agent(tmp_path: Path, api: responses.ScriptedResponses) -> CliAgent:
         "-c",
         "model_providers.taskhand.stream_max_retries=0",
     ]
-    return CliAgent("codex", model="gpt-5", extra_args=no_retries, env=env)
+    return CliAgent(
+        "codex", model="gpt-5", extra_args=no_retries, env=env, outer_sandbox=outer_sandbox
+    )
 
 
 def shell(command: str, **usage: int) -> responses.Turn:

@@ -17,12 +17,18 @@ ACP_COMMAND = "TASKHAND_ACP_COMMAND"  # the ACP agent to start, e.g. "gemini --a
 ACP_KEYS = "TASKHAND_ACP_KEYS"  # names of environment variables the ACP agent may see
 
 
-def create(name: str, script: Path | None = None, model: str | None = None) -> Agent:
-    """The backend called `name`, ready to run units; the heavier ones load only when used."""
+def create(
+    name: str, script: Path | None = None, model: str | None = None, outer_sandbox: bool = False
+) -> Agent:
+    """The backend called `name`, ready to run units; the heavier ones load only when used.
+
+    `outer_sandbox`: taskhand runs the agent inside its own sandbox, so an agent program with a
+    sandbox of its own (codex) leaves it off for writing roles.
+    """
     if name in CLI_NAMES:
         from taskhand.agents.cli import CliAgent
 
-        return CliAgent(name, model=model)
+        return CliAgent(name, model=model, outer_sandbox=outer_sandbox)
     if name == "acp":
         from taskhand.agents.acp import AcpAgent
 

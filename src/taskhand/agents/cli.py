@@ -58,6 +58,7 @@ class CliAgent:
         prices: Mapping[str, price_list.Price] | None = None,
         output_limit: int = OUTPUT_LIMIT,
         env: Mapping[str, str] | None = None,
+        outer_sandbox: bool = False,  # taskhand sandboxes it: codex writers skip their own
     ) -> None:
         if preset not in PRESETS:
             raise AgentError(f"unknown cli preset {preset!r} (fix: use one of {', '.join(NAMES)})")
@@ -67,6 +68,7 @@ class CliAgent:
         self.model = model
         self.extra = list(extra_args)
         self.output_limit = output_limit
+        self.outer_sandbox = outer_sandbox
         self.prices = dict(prices) if prices is not None else price_list.table(environ)
         self.template = ""
         if preset == "custom":
@@ -101,6 +103,8 @@ class CliAgent:
             model = unit.model or self.model
             context = Context(self.program, unit, Path(scratch), self.env, model, self.extra)
             context.template = self.template
+            # Under taskhand's sandbox a writer needs no sandbox of the program's own.
+            context.outer_sandbox = self.outer_sandbox or unit.sandbox.active
             transcript: list[dict[str, object]] = [{"role": "user", "content": unit.prompt}]
             report, failure = self._attempt(context, unit.prompt, None, deadline, transcript)
             if failure:
@@ -133,8 +137,9 @@ class CliAgent:
         unit = context.unit
         sandbox = unit.sandbox.with_readable([Path(self.program), self.program_files])
         writable = [unit.worktree, context.scratch, *self.state]
-        confined = Call(sandbox.argv(call.argv, writable, unit.worktree), call.stdin)
-        run = execute(confined, context.unit.worktree, self.env, deadline, self.output_limit)
+        confined = Call(sandbox.argv(call.argv, writable, unit.worktree), call.stdin, call.env)
+        env = {**self.env, **call.env}
+        run = execute(confined, context.unit.worktree, env, deadline, self.output_limit)
         transcript.append({"role": "agent", "argv": _shown(call, prompt), "exit_code": run.code})
         if run.error:
             return Report(), run.error

@@ -22,6 +22,7 @@ from taskhand.agents.cli_output import (
     parse_text,
 )
 from taskhand.agents.cli_process import Call
+from taskhand.agents.codex_sandbox import helper_path, sandbox_mode
 
 COMMAND_ENV = "TASKHAND_AGENT_CMD"
 OUTCOME_HINT = "End your final message with the fenced JSON outcome block the task asks for."
@@ -55,6 +56,7 @@ class Context:
     model: str | None
     extra: Sequence[str]
     template: str = ""
+    outer_sandbox: bool = False  # taskhand runs the program inside a sandbox of its own
 
     @property
     def writing(self) -> bool:
@@ -97,7 +99,7 @@ def _claude_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
 
 
 def _codex_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
-    sandbox = "workspace-write" if ctx.writing else "read-only"
+    sandbox = sandbox_mode(ctx.writing, ctx.outer_sandbox)
     argv = [ctx.program, "exec", "--json", "--skip-git-repo-check", "--sandbox", sandbox]
     argv += ["-C", str(ctx.unit.worktree)]
     if ctx.model:
@@ -116,7 +118,8 @@ def _codex_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
     argv += ctx.extra
     if resume is not None:
         argv += ["resume", resume.session]
-    return Call([*argv, "-"], stdin=prompt)
+    path = helper_path(ctx.program, ctx.scratch / "codex-path", ctx.env.get("PATH", ""))
+    return Call([*argv, "-"], stdin=prompt, env={"PATH": path})
 
 
 def _gemini_call(ctx: Context, prompt: str, resume: Report | None) -> Call:

@@ -11,7 +11,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
@@ -21,10 +21,12 @@ GRACE_SECONDS = 3.0  # between SIGTERM and SIGKILL of a timed-out program
 
 @dataclass
 class Call:
-    """One invocation: the argv, and the text for stdin (None: stdin is /dev/null)."""
+    """One invocation: the argv, the text for stdin (None: stdin is /dev/null), and variables
+    set for this invocation over the agent's environment."""
 
     argv: list[str]
     stdin: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
