@@ -317,9 +317,12 @@ def test_a_run_cap_reached_by_the_worker_stops_before_the_review_resumably(
     )
     units, ledger = units_and_ledger(repo, "T-001")
     assert [u.role for u in units] == ["implementer"] and ledger == []
-    assert [e.data["attempt"] for e in record.of("attempt_interrupted")] == [1]
-    resumed, _ = run_plan(repo / "plan", repo, replay, run_dollars=5.0)
+    assert [e.data["attempt"] for e in record.of("attempt_paused")] == [1]
+    resumed, again = run_plan(repo / "plan", repo, replay, run_dollars=5.0)
     assert (resumed.run_id, resumed.status) == (summary.run_id, "completed")
+    # The worker's paid-for candidate is reviewed, not made (and paid for) a second time.
     units, ledger = units_and_ledger(repo, "T-001")
-    assert [u.role for u in units] == ["implementer", "implementer", "evaluator"]
-    assert [(e.iteration, e.outcome) for e in ledger] == [(2, "accepted")]
+    assert [u.role for u in units] == ["implementer", "evaluator"]
+    assert [(e.iteration, e.outcome) for e in ledger] == [(1, "accepted")]
+    assert [e.data["attempt"] for e in again.of("attempt_resumed")] == [1]
+    assert git(repo, "show", f"{resumed.run_branch}:a.txt") == "a\n"

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from taskhand import diffs, git, prompts, review_copy, schedule, workspace
-from taskhand.agents.base import Agent, Case, Outcome, Role, Unit, Verdict
+from taskhand.agents.base import Agent, Case, CaseReport, Outcome, Role, Unit, Verdict
 from taskhand.backstop import Print
 from taskhand.formats.templates import slug
 from taskhand.gates import GateResult, run_gates
@@ -283,6 +283,9 @@ class Runner:
         path = self.state.worktree(self.run.id, task.id, number)
         branch = self.branch_for(task, earlier)
         attempt = self.store.start_attempt(self.run.id, task.id, str(path), branch, base)
+        paused = self.paused(earlier, base)
+        if paused is not None:
+            return self.resume_review(plan, book, task, paused)
         building_on = self.building_on(earlier, base)
         start = building_on.candidate_sha if building_on else None
         self.emit("attempt_started", task.id, attempt=attempt.number, start=start or base)
@@ -291,6 +294,39 @@ class Runner:
             ws = workspace.prepare(self.repo, path, index, start or base, task_branch(task))
             shown = building_on.number if building_on else None
             return self.work(plan, book, task, attempt, ws, shown)
+        finally:
+            workspace.remove(path)
+            index.unlink(missing_ok=True)
+
+    def paused(self, earlier: list[Attempt], base: str) -> Attempt | None:
+        """The task's last attempt, when a run cap stopped it before its review on `base`."""
+        ended = [a for a in earlier if a.status != "interrupted"]
+        last = ended[-1] if ended else None
+        usable = last is not None and last.status == "paused" and last.candidate_sha
+        return last if usable and last is not None and last.base_sha == base else None
+
+    def resume_review(self, plan: Plan, book: StatusBook, task: Task, attempt: Attempt) -> _Result:
+        """Go on with a paused attempt: its candidate, case and gate results as recorded."""
+        self.store.reopen_attempt(attempt.id)
+        self.emit("attempt_resumed", task.id, attempt=attempt.number)
+        case: dict[str, Any] = {}
+        for event in self.store.events_of(self.run.id, "attempt_paused"):
+            if event.task_id == task.id and event.data["attempt"] == attempt.number:
+                case = dict(event.data["case"])
+        outcome = Outcome(
+            Case.DONE, resolution=str(case.get("resolution", "")), report=CaseReport.from_json(case)
+        )
+        results = [
+            GateResult(g.name, g.ok, g.detail, g.exit_code, g.seconds, g.output)
+            for g in self.store.gates(attempt.id)
+        ]
+        path = Path(attempt.worktree)
+        index = self.state.index(self.run.id, f"{task.id}-attempt-{attempt.number}")
+        candidate = attempt.candidate_sha or ""
+        try:
+            ws = workspace.prepare(self.repo, path, index, candidate, attempt.branch)
+            context = self.context(plan, book, task, path)
+            return self.judge(task, context, attempt, ws, candidate, outcome, results)
         finally:
             workspace.remove(path)
             index.unlink(missing_ok=True)
@@ -363,11 +399,29 @@ class Runner:
         if failures:
             entry = Entry("checks_failed", "; ".join(failures), summary, case, gates)
             return self.retry(attempt, task, "failed", "; ".join(failures), entry)
+        return self.judge(task, context, attempt, ws, candidate, outcome, results)
+
+    def judge(
+        self,
+        task: Task,
+        context: prompts.Context,
+        attempt: Attempt,
+        ws: workspace.Workspace,
+        candidate: str,
+        outcome: Outcome,
+        results: list[GateResult],
+    ) -> _Result:
+        """Review a candidate that passed its gate, then integrate it or send it back."""
+        worktree, base = ws.path, attempt.base_sha
+        summary = diffs.summary(self.repo, base, candidate)
+        case = {"resolution": outcome.resolution, **_report(outcome)}
+        gates = [{"name": g.name, "ok": g.ok, "detail": g.detail} for g in results]
         found = self.review(task, context, attempt, worktree, candidate, outcome, results, summary)
         if isinstance(found, _Stop) and found.outcome == "interrupted":
-            # Like a killed attempt: no ledger entry, and a resumed run redoes it.
-            self.store.finish_attempt(attempt.id, "interrupted", self.redact(found.reason))
-            self.emit("attempt_interrupted", task.id, attempt=attempt.number)
+            # The worker's unit is paid for and its candidate passed: kept, and a resumed run
+            # goes on with its review instead of paying for the work again.
+            self.store.finish_attempt(attempt.id, "paused", self.redact(found.reason))
+            self.emit("attempt_paused", task.id, attempt=attempt.number, case=case)
             return _Result(None, found.reason, run_capped=True)
         if isinstance(found, _Stop) and found.outcome == "violation":
             return self.violation(attempt, task, [found.reason])

@@ -356,6 +356,15 @@ class Store:
         sql = "UPDATE attempts SET candidate_sha = ? WHERE id = ?"
         self._update(sql, (sha, attempt_id), f"no attempt {attempt_id}")
 
+    def reopen_attempt(self, attempt_id: int) -> None:
+        """A paused attempt goes on (status 'running' again, no end)."""
+        self._update(
+            "UPDATE attempts SET status = 'running', ended = NULL"
+            " WHERE id = ? AND status = 'paused'",
+            (attempt_id,),
+            f"no paused attempt {attempt_id}",
+        )
+
     def finish_attempt(
         self,
         attempt_id: int,
