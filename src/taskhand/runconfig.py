@@ -72,3 +72,4 @@ class Summary:
     run_branch: str
     repo: Path
     state: Path
+    already_completed: bool = False  # the plan's latest run had completed it: nothing was done
