@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from taskhand import lock
 from taskhand.feedback import shown_plan
 from taskhand.formats import tasktrack_edit
 from taskhand.paths import StateDir
@@ -214,6 +215,15 @@ def test_respond_to_a_failed_task_names_reopen(tmp_path: Path, run_cli: RunCli) 
         "T-001 is FAIL, not WAIT",
         f"taskhand reopen T-001 {shown_plan(plan)}",
     )
+
+
+def test_a_move_never_lands_in_a_live_run(tmp_path: Path, run_cli: RunCli) -> None:
+    repo, plan = plan_repo(tmp_path, "markdown", f"- {CHECK}")
+    steps = replay(tmp_path, "markdown", [attempt(write("a.txt", "a\n"))])
+    assert run_cli("run", plan, "--script", steps, "--max-attempts", "1").exit_code == 1
+    with lock.hold(StateDir.for_repo(repo).lock(plan), plan, "a run"):
+        one_line_error(run_cli("reopen", "T-001", plan).output, "is already being run by")
+    assert "[!] FAIL T-001" in run_cli("show", plan).output
 
 
 def test_reopen_without_runs_or_plan_says_what_to_name(tmp_path: Path, run_cli: RunCli) -> None:
