@@ -27,8 +27,11 @@ def _next(moved: feedback.Moved) -> str:
 @PLAN
 @REPO
 def reopen(task_id: str, plan: Path | None, repo: Path | None) -> None:
-    """Set the FAIL task TASK of PLAN (default: the plan of this repository's latest run)
-    OPEN again: the run takes it up with fresh attempts; the ledger keeps the earlier ones."""
+    """Retry a FAIL task: set TASK OPEN again, with fresh attempts.
+
+    The run takes it up again (taskhand resume); the ledger keeps the earlier attempts. PLAN
+    defaults to the plan of this repository's latest run.
+    """
     moved = feedback.reopen(task_id, plan, repo)
     click.echo(
         f"reopened {moved.task_id}: OPEN, with its attempts counted afresh "
@@ -43,8 +46,11 @@ def reopen(task_id: str, plan: Path | None, repo: Path | None) -> None:
 @PLAN
 @REPO
 def respond(task_id: str, text: str, plan: Path | None, repo: Path | None) -> None:
-    """Answer the question of the WAIT task TASK of PLAN (default: the plan of this
-    repository's latest run) with TEXT, and set it OPEN: its next attempt sees both."""
+    """Answer a WAIT task's question with TEXT and set it OPEN.
+
+    Its next attempt sees the question and TEXT. PLAN defaults to the plan of this
+    repository's latest run.
+    """
     moved = feedback.respond(task_id, text, plan, repo)
     click.echo(f"answered {moved.task_id}: OPEN; its next attempt sees the question and answer")
     click.echo(_next(moved))
