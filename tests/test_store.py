@@ -17,7 +17,7 @@ import pytest
 
 from taskhand import store as store_module
 from taskhand.agents.base import Usage
-from taskhand.model import Status
+from taskhand.model import Exchange, Status
 from taskhand.records import Entry, Run, TaskState
 from taskhand.store import Store
 
@@ -184,6 +184,49 @@ def test_set_task_refuses_unknown_status_and_run(store: Store) -> None:
     with pytest.raises(sqlite3.IntegrityError):
         store.set_task("no-such-run", "T-1", "OPEN")
     assert store.task_states(run.id) == {}
+
+
+def test_a_status_repeated_without_a_reason_keeps_its_reason(store: Store) -> None:
+    run = new_run(store)
+    store.set_task(run.id, "T-1", Status.FAIL, "the checks failed")
+    store.set_task(run.id, "T-1", Status.FAIL)  # Complete repeats what Conclude said
+    assert store.task_states(run.id)["T-1"].reason == "the checks failed"
+    store.set_task(run.id, "T-1", Status.BUSY)
+    assert store.task_states(run.id)["T-1"].reason is None
+
+
+def test_a_reopened_task_counts_attempts_and_spend_from_the_reopen(store: Store) -> None:
+    run = new_run(store)
+    for n in (1, 2):
+        attempt = store.start_attempt(run.id, "T-1", f"/wt/{n}", "b", "base")
+        unit = store.start_unit(attempt.id, "implementer", "replay", None, "prompt")
+        store.finish_unit(unit, "done", Usage(100, 10, cost=0.5), None)
+        store.finish_attempt(attempt.id, "failed", "no")
+    store.set_task(run.id, "T-1", Status.FAIL, "2 attempts failed")
+    assert [a.number for a in store.counted_attempts(run.id, "T-1")] == [1, 2]
+    store.reopen_task(run.id, "T-1", "taskhand reopen")
+    state = store.task_states(run.id)["T-1"]
+    assert (state.status, state.reason, state.counted_from) == (Status.OPEN, None, 2)
+    assert store.counted_attempts(run.id, "T-1") == []
+    assert store.counted_usage(run.id, "T-1") == Usage()
+    third = store.start_attempt(run.id, "T-1", "/wt/3", "b", "base")
+    assert [a.number for a in store.counted_attempts(run.id, "T-1")] == [third.number] == [3]
+    assert len(store.attempts(run.id, "T-1")) == 3  # nothing is forgotten
+    assert store.usage(run.id, "T-1").cost == 1.0
+    [event] = [e for e in store.events(run.id) if e.kind == "task_reopened"]
+    assert (event.task_id, event.data) == ("T-1", {"by": "taskhand reopen"})
+
+
+def test_an_answer_closes_the_latest_question(store: Store) -> None:
+    run = new_run(store)
+    store.set_task(run.id, "T-1", Status.WAIT, "Which? (A) a", request="Which? (A) a")
+    store.answer_task(run.id, "T-1", "a")
+    store.set_task(run.id, "T-1", Status.WAIT, "And then?", request="And then?")
+    assert store.requests(run.id) == {"T-1": [Exchange("Which? (A) a", "a"), Exchange("And then?")]}
+    store.answer_task(run.id, "T-1", "stop")
+    assert store.requests(run.id)["T-1"][-1] == Exchange("And then?", "stop")
+    assert store.task_states(run.id)["T-1"].status is Status.OPEN
+    assert store.requests(new_run(store).id) == {}
 
 
 # Attempts
@@ -560,7 +603,7 @@ def test_reopening_applies_nothing_twice(db_path: Path) -> None:
         run = new_run(first)
     with Store.open(db_path) as second:
         assert second.get_run(run.id) == run
-    assert applied(db_path) == ["_m001_initial", "_m002_review"]
+    assert applied(db_path) == [m.__name__ for m in store_module.MIGRATIONS]
 
 
 def test_old_database_gets_only_missing_migrations(

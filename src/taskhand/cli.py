@@ -9,7 +9,7 @@ from typing import Any, NoReturn
 
 import click
 
-from taskhand import cli_run, schedule, validate, views
+from taskhand import cli_feedback, cli_run, feedback, schedule, validate, views
 from taskhand.agents import AgentError
 from taskhand.formats import markdown, templates
 from taskhand.formats.templates import InitError
@@ -24,7 +24,15 @@ from taskhand.terminal import dumps, echo, printable
 
 EXIT_NONE_ELIGIBLE = 3
 # Errors whose message is already one line naming what is wrong and the fix.
-EXPECTED = (GitError, AgentError, LockedError, RunError, InitError, SettingsError)
+EXPECTED = (
+    GitError,
+    AgentError,
+    LockedError,
+    RunError,
+    InitError,
+    SettingsError,
+    feedback.FeedbackError,
+)
 
 
 class Failure(click.ClickException):
@@ -68,7 +76,7 @@ def _load(path: Path, status_file: Path | None) -> tuple[Plan, Statuses]:
     report = validate.validate(path)
     if report.plan is None or report.errors:
         raise PlanError(report.errors)
-    statuses = report.plan.statuses()
+    statuses = feedback.latest_statuses(report.plan)
     if status_file is not None:
         try:
             statuses = {**statuses, **markdown.read_status_overlay(status_file)}
@@ -209,7 +217,7 @@ def next_command(plan: Path, all_eligible: bool, as_json: bool, status_file: Pat
         sys.exit(EXIT_NONE_ELIGIBLE)
 
 
-for command in cli_run.COMMANDS:
+for command in [*cli_run.COMMANDS, *cli_feedback.COMMANDS]:
     cli.add_command(command)
 
 

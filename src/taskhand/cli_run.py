@@ -11,7 +11,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from taskhand import clean, demo, formats, git, launch, runconfig, settings, watch
+from taskhand import clean, demo, feedback, formats, git, launch, runconfig, settings, watch
 from taskhand.agents.base import LENSES
 from taskhand.paths import StateDir
 from taskhand.records import Run
@@ -37,6 +37,9 @@ def _report(summary: runconfig.Summary, as_json: bool) -> None:
     if as_json:
         return
     echo(f"\nrun {summary.run_id}: {summary.status} ({printable(summary.message)})")
+    if summary.status != "completed":
+        for line in feedback.left_for_a_person(summary.repo, summary.run_id):
+            echo(printable(line))
     echo(f"result branch: {summary.run_branch} in {summary.repo}")
     echo(f"state: {summary.state} (events.jsonl, task-status.json)")
     echo(f"costs: taskhand stats {summary.run_id}")
@@ -159,8 +162,23 @@ def run(
         summary = launch.start(plan, config, listener, repo, new)
     finally:
         listener.close()
+    if summary.already_completed:
+        _completed_before(summary, feedback.shown_plan(folder), as_json)
+        return
     _report(summary, as_json)
     _finish(summary)
+
+
+def _completed_before(summary: runconfig.Summary, plan: str, as_json: bool) -> None:
+    line = (
+        f"run {summary.run_id} already completed this plan; its result is on branch "
+        f"{summary.run_branch} (to start over: taskhand run {plan} --new)"
+    )
+    if as_json:
+        record = {"kind": "already_completed", "run_id": summary.run_id}
+        click.echo(dumps({**record, "branch": summary.run_branch, "message": line}))
+    else:
+        echo(printable(line))
 
 
 def _lenses(text: str) -> list[str]:

@@ -8,10 +8,12 @@ from pathlib import Path
 
 from taskhand import agents, git, lock, sandbox
 from taskhand.agents.base import Agent
-from taskhand.model import Plan
+from taskhand.model import Plan, Status
 from taskhand.paths import StateDir
+from taskhand.records import Run
 from taskhand.runconfig import RunConfig, Summary
 from taskhand.runner import Listener, Runner, load
+from taskhand.status import StatusBook
 from taskhand.store import Store
 
 
@@ -19,7 +21,9 @@ class RunError(Exception):
     """A run that cannot start or go on; the message is one line with the fix."""
 
 
-def _repo_for(plan_path: Path, repo: Path | None) -> Path:
+def repo_for(plan_path: Path, repo: Path | None) -> Path:
+    """The repository a plan runs in: `repo`, else the one holding the plan, else the current
+    folder's."""
     try:
         return git.find_repo(repo or plan_path)
     except git.GitError:
@@ -56,15 +60,27 @@ def start(
     repo: Path | None = None,
     new: bool = False,
 ) -> Summary:
-    """Run the plan at `plan_path`, continuing its last unfinished run unless `new`."""
+    """Run the plan at `plan_path`, continuing its last unfinished run unless `new`; a plan
+    its latest run completed is left alone (the summary says `already_completed`)."""
     plan = load(plan_path)
-    root = _repo_for(plan.root, repo)
+    root = repo_for(plan.root, repo)
     if not git.has_commits(root):
         raise RunError(f"the repository {root} has no commits yet (fix: make a first commit)")
     base = git.resolve(root, config.base_ref)
+    state = StateDir.for_repo(root)
+    done = None if new else _completed(plan, state)
+    if done is not None:  # nothing to do, and nothing to pay for: say so, change nothing
+        return Summary(
+            done.id,
+            done.status,
+            "the plan's latest run completed it",
+            done.run_branch,
+            root,
+            state.run_dir(done.id),
+            already_completed=True,
+        )
     agent = _agents(plan, config)
     box, warning = _sandbox(config)
-    state = StateDir.for_repo(root)
     with lock.hold(state.lock(plan.root), plan.root, "a run"), Store.open(state.database) as store:
         previous = store.latest_run(str(plan.root.resolve()))
         if previous is not None and previous.status != "completed" and not new:
@@ -91,6 +107,19 @@ def start(
         if warning:
             listener(store.event(run.id, "warning", message=warning))
         return Runner(store, state, run, agent, config, listener, box).execute()
+
+
+def _completed(plan: Plan, state: StateDir) -> Run | None:
+    """The plan's latest run when it completed and every task of the plan as it stands is
+    DONE by it; a plan that gained a task since is not complete."""
+    if not state.database.exists():
+        return None
+    with Store.open(state.database) as store:
+        run = store.latest_run(str(plan.root.resolve()))
+        if run is None or run.status != "completed":
+            return None
+        statuses = StatusBook(plan, store, run.id).statuses()
+    return run if all(s is Status.DONE for s in statuses.values()) else None
 
 
 def resume(run_id: str | None, listener: Listener, repo: Path | None = None) -> Summary:

@@ -34,6 +34,7 @@ class TaskState:
     status: Status
     reason: str | None
     updated: str
+    counted_from: int  # a reopened task's caps count the attempts numbered above this
 
 
 @dataclass(frozen=True)

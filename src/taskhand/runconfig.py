@@ -73,3 +73,4 @@ class Summary:
     run_branch: str
     repo: Path
     state: Path
+    already_completed: bool = False  # the plan's latest run had completed it: nothing was done

@@ -258,8 +258,9 @@ class Runner:
         return result.status
 
     def attempts_cap(self, task: Task) -> str:
-        """Why the task may not have another attempt: too many failed, or rejected, or ""."""
-        attempts = self.store.attempts(self.run.id, task.id)
+        """Why the task may not have another attempt: too many failed, or rejected, or "".
+        Counted since the task was last reopened: a reopened task has its attempts again."""
+        attempts = self.store.counted_attempts(self.run.id, task.id)
         failed = [a for a in attempts if a.status == "failed"]
         rejected = [a for a in attempts if a.status == "rejected"]
         # An attempt that ended the task (a run killed before concluding it is resumed here).
@@ -679,7 +680,7 @@ class Runner:
 
     def task_cap(self, task_id: str) -> str:
         caps = self.caps
-        used = self.store.usage(self.run.id, task_id)
+        used = self.store.counted_usage(self.run.id, task_id)  # since a reopen, if any
         if caps.task_tokens is not None and used.tokens_in + used.tokens_out >= caps.task_tokens:
             return f"the task's token cap of {caps.task_tokens} was reached"
         if caps.task_dollars is not None and used.cost >= caps.task_dollars:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from taskhand import terminal
 from taskhand.agents.base import Usage
-from taskhand.model import Status, id_key
+from taskhand.model import Exchange, Status, id_key
 from taskhand.records import (
     Attempt,
     Entry,
@@ -147,7 +147,21 @@ def _m002_review(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
-MIGRATIONS: list[Migration] = [_m001_initial, _m002_review]
+def _m003_reopen_and_answers(conn: sqlite3.Connection) -> None:
+    for statement in (
+        # A reopened task's caps count only the attempts numbered above this one.
+        "ALTER TABLE tasks ADD COLUMN counted_from INTEGER NOT NULL DEFAULT 0",
+        # Every question a task's agent asked a person, and the answer once given: the only
+        # record of them for a Markdown plan, whose files are never written.
+        """CREATE TABLE requests (id INTEGER PRIMARY KEY, run_id TEXT NOT NULL REFERENCES runs (id),
+            task_id TEXT NOT NULL, request TEXT NOT NULL, response TEXT, asked TEXT NOT NULL,
+            answered TEXT)""",
+        "CREATE INDEX requests_task ON requests (run_id, task_id, id)",
+    ):
+        conn.execute(statement)
+
+
+MIGRATIONS: list[Migration] = [_m001_initial, _m002_review, _m003_reopen_and_answers]
 
 
 @contextmanager
@@ -326,15 +340,88 @@ class Store:
         states = self._select(TaskState, "run_id = ?", (run_id,))
         return {s.task_id: s for s in sorted(states, key=lambda s: id_key(s.task_id))}
 
-    def set_task(self, run_id: str, task_id: str, status: str, reason: str | None = None) -> None:
+    def set_task(
+        self,
+        run_id: str,
+        task_id: str,
+        status: str,
+        reason: str | None = None,
+        request: str | None = None,
+    ) -> None:
+        """Record the task's status. Without a reason, one given with the same status stays
+        (Complete repeats what Conclude explained); `request` records the question a WAIT
+        status asks, in the same transaction."""
+        code = Status(status).value
         with self._write() as conn:
             conn.execute(
                 "INSERT INTO tasks (run_id, task_id, status, reason, updated)"
                 " VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, task_id) DO UPDATE"
-                " SET status = excluded.status, reason = excluded.reason,"
+                " SET reason = CASE WHEN excluded.reason IS NULL AND status = excluded.status"
+                " THEN reason ELSE excluded.reason END, status = excluded.status,"
                 " updated = excluded.updated",
-                (run_id, task_id, Status(status).value, reason, now()),
+                (run_id, task_id, code, reason, now()),
             )
+            if request is not None:
+                conn.execute(
+                    "INSERT INTO requests (run_id, task_id, request, asked) VALUES (?, ?, ?, ?)",
+                    (run_id, task_id, request, now()),
+                )
+
+    def reopen_task(self, run_id: str, task_id: str, how: str) -> None:
+        """Set the task OPEN again with fresh caps: they count attempts from here on, the
+        earlier ones stay in the ledger. `how` says who reopened it, for the event log."""
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO tasks (run_id, task_id, status, reason, updated, counted_from)"
+                " SELECT ?1, ?2, 'OPEN', NULL, ?3, COALESCE(MAX(number), 0) FROM attempts"
+                " WHERE run_id = ?1 AND task_id = ?2 ON CONFLICT (run_id, task_id) DO UPDATE"
+                " SET status = 'OPEN', reason = NULL, updated = excluded.updated,"
+                " counted_from = excluded.counted_from",
+                (run_id, task_id, now()),
+            )
+            _append_event(conn, run_id, "task_reopened", task_id, {"by": how})
+
+    def answer_task(self, run_id: str, task_id: str, response: str) -> None:
+        """Record a person's answer to the task's open question and set the task OPEN."""
+        with self._write() as conn:
+            row = conn.execute(
+                "SELECT id FROM requests WHERE run_id = ? AND task_id = ? AND response IS NULL"
+                " ORDER BY id DESC LIMIT 1",
+                (run_id, task_id),
+            ).fetchone()
+            if row is None:  # asked before requests were recorded: the attempt holds it
+                asked = conn.execute(
+                    "SELECT reason FROM attempts WHERE run_id = ? AND task_id = ?"
+                    " AND status = 'question' ORDER BY id DESC LIMIT 1",
+                    (run_id, task_id),
+                ).fetchone()
+                cursor = conn.execute(
+                    "INSERT INTO requests (run_id, task_id, request, asked) VALUES (?, ?, ?, ?)",
+                    (run_id, task_id, asked[0] if asked else "(a question)", now()),
+                )
+                row = (cursor.lastrowid,)
+            conn.execute(
+                "UPDATE requests SET response = ?, answered = ? WHERE id = ?",
+                (response, now(), row[0]),
+            )
+            conn.execute(
+                "UPDATE tasks SET status = 'OPEN', reason = NULL, updated = ?"
+                " WHERE run_id = ? AND task_id = ?",
+                (now(), run_id, task_id),
+            )
+            _append_event(conn, run_id, "task_answered", task_id, {"response": response})
+
+    def requests(self, run_id: str) -> dict[str, list[Exchange]]:
+        """The questions each task asked in this run and their answers, oldest first."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT task_id, request, response FROM requests WHERE run_id = ? ORDER BY id",
+                (run_id,),
+            ).fetchall()
+        asked: dict[str, list[Exchange]] = {}
+        for task_id, request, response in rows:
+            asked.setdefault(task_id, []).append(Exchange(request, response))
+        return asked
 
     # Attempts
 
@@ -413,6 +500,12 @@ class Store:
         where = "run_id = ?1 AND (?2 IS NULL OR task_id = ?2) ORDER BY id"
         return self._select(Attempt, where, (run_id, task_id))
 
+    def counted_attempts(self, run_id: str, task_id: str) -> list[Attempt]:
+        """The task's attempts its caps count: those since it was last reopened."""
+        state = self.task_states(run_id).get(task_id)
+        since = state.counted_from if state else 0
+        return [a for a in self.attempts(run_id, task_id) if a.number > since]
+
     def open_attempts(self, run_id: str) -> list[Attempt]:
         """Attempts still 'running': after a crash, the ones nobody finished."""
         return self._select(Attempt, "run_id = ? AND status = 'running' ORDER BY id", (run_id,))
@@ -483,15 +576,8 @@ class Store:
         clash = [k for k in _RESERVED_EVENT_KEYS if k in data]
         if clash:
             raise ValueError(f"event data cannot use the reserved keys {clash}")
-        text = json.dumps(data, ensure_ascii=False, default=str)
-        ts = now()
         with self._write() as conn:
-            cursor = conn.execute(
-                "INSERT INTO events (run_id, ts, kind, task_id, data) VALUES (?, ?, ?, ?, ?)",
-                (run_id, ts, kind, task_id, text),
-            )
-        assert cursor.lastrowid is not None
-        return Event(cursor.lastrowid, run_id, ts, kind, task_id, json.loads(text))
+            return _append_event(conn, run_id, kind, task_id, data)
 
     def events(self, run_id: str, after: int = 0) -> list[Event]:
         """The run's events with an id above `after`, oldest first (for tailing the log)."""
@@ -507,6 +593,14 @@ class Store:
         """What the finished units of the run (or of one task) consumed."""
         units = self.units(run_id, task_id)
         return sum((u.usage for u in units if u.ended is not None), Usage())
+
+    def counted_usage(self, run_id: str, task_id: str) -> Usage:
+        """What the task's counted attempts (since it was last reopened) consumed."""
+        counted = {a.id for a in self.counted_attempts(run_id, task_id)}
+        units = self.units(run_id, task_id)
+        return sum(
+            (u.usage for u in units if u.ended is not None and u.attempt_id in counted), Usage()
+        )
 
     def stats(self, run_id: str) -> Stats:
         """Units, agent time, tokens and cost per task (every task with a state or a unit)."""
@@ -533,6 +627,20 @@ class Store:
         states = self.task_states(run_id)
         flat = {t: TILTH_STATUS[s.status] for t, s in states.items() if s.status in TILTH_STATUS}
         _write_atomically(path, json.dumps(flat, indent=2, ensure_ascii=False) + "\n")
+
+
+def _append_event(
+    conn: sqlite3.Connection, run_id: str, kind: str, task_id: str | None, data: dict[str, Any]
+) -> Event:
+    """Append to the run's log inside the caller's transaction."""
+    text = json.dumps(data, ensure_ascii=False, default=str)
+    ts = now()
+    cursor = conn.execute(
+        "INSERT INTO events (run_id, ts, kind, task_id, data) VALUES (?, ?, ?, ?, ?)",
+        (run_id, ts, kind, task_id, text),
+    )
+    assert cursor.lastrowid is not None
+    return Event(cursor.lastrowid, run_id, ts, kind, task_id, json.loads(text))
 
 
 def _task_stats(task_id: str, units: list[UnitRow]) -> TaskStats:

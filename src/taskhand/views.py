@@ -103,6 +103,9 @@ def plan_text(plan: Plan, statuses: Statuses) -> str:
             deps = f"  (after {', '.join(task.dependencies)})" if task.dependencies else ""
             ready = "  <- eligible" if task_id in data["eligible"] else ""
             lines.append(f"  [{_MARKS[status]}] {status} {task_id}: {task.title}{deps}{ready}")
+            waiting = [e.request for e in task.exchanges if e.response is None]
+            if status is Status.WAIT and waiting:
+                lines.append(f"        asks: {waiting[-1]}")
     path, width = data["critical_path"], data["width"]
     lines.append(
         f"\nCritical path: {len(path)} of {len(plan.tasks)} tasks "

@@ -100,6 +100,47 @@ def update_task_text(
     return text
 
 
+_FIELD_START = re.compile(r"^\*\*[A-Za-z][A-Za-z ]*\*\*:")
+
+
+def _field_spans(lines: list[str], name: str) -> list[tuple[int, int]]:
+    """Where each `**name**:` field runs: its first line to the next field's (or the end)."""
+    starts = [i for i, line in enumerate(lines) if _FIELD_START.match(line)]
+    ends = [*starts[1:], len(lines)]
+    return [
+        (a, b) for a, b in zip(starts, ends, strict=True) if lines[a].startswith(f"**{name}**:")
+    ]
+
+
+def drop_field(text: str, name: str) -> str:
+    """Remove every `**name**` field with its value, leaving every other byte alone."""
+    lines = text.splitlines(keepends=True)
+    for start, end in reversed(_field_spans(lines, name)):
+        del lines[start:end]
+    kept = "".join(lines)
+    if kept.endswith(("\n\n", "\r\n\r\n")):  # the dropped field was the last one
+        newline = "\r\n" if "\r\n" in text else "\n"
+        kept = kept.rstrip("\r\n") + newline
+    return kept
+
+
+def add_response(text: str, response: str) -> str:
+    """Write a `**Response**` directly below the latest Request, as the spec's human
+    feedback workflow says; a ValueError when there is no Request waiting for one."""
+    lines = text.splitlines(keepends=True)
+    requests = _field_spans(lines, "Request")
+    if not requests:
+        raise ValueError("the task file has no **Request** to respond to")
+    end = requests[-1][1]
+    if end < len(lines) and lines[end].startswith("**Response**:"):
+        raise ValueError("the latest **Request** already has a **Response**")
+    newline = "\r\n" if "\r\n" in text else "\n"
+    field = f"**Response**: {response}{newline}"
+    if end == len(lines):
+        return text.rstrip("\r\n") + newline * 2 + field
+    return "".join(lines[:end]) + field + newline + "".join(lines[end:])
+
+
 def read_raw(path: Path) -> str:
     """A plan file's text with its line endings kept, for an edit that keeps them too."""
     return path.read_bytes().decode("utf-8")
