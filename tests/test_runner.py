@@ -11,6 +11,7 @@ import pytest
 from taskhand import launch, runconfig
 from taskhand.paths import StateDir
 from taskhand.store import Store
+from tests.conftest import RunCli
 from tests.plans import md_plan, md_task, tt_plan
 from tests.runs import attempt, git, make_repo, run_plan, script, write
 
@@ -364,6 +365,40 @@ def test_a_branch_the_run_did_not_make_is_left_alone(tmp_path: Path) -> None:
     assert git(repo, "rev-parse", f"taskhand/FOO-1-task-foo-1-{summary.run_id}").strip() == (
         git(repo, "rev-parse", summary.run_branch).strip()
     )
+
+
+def test_a_users_branch_at_the_base_is_neither_taken_over_nor_cleaned(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    """A branch of the task's name that sits exactly at the base looks like the run's own:
+    it is not, since this run never recorded a candidate on it."""
+    repo = make_repo(tmp_path / "repo")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "branch", "taskhand/FOO-1-task-foo-1", base)
+    plan = tasktrack_plan(tmp_path, ["FOO-1"])
+    replay = script(tmp_path, {"FOO-1": [attempt(write("a.txt", "a\n"))]})
+    summary, _ = run_plan(plan, repo, replay)
+    assert summary.status == "completed"
+    assert git(repo, "rev-parse", "taskhand/FOO-1-task-foo-1").strip() == base
+    ours = f"taskhand/FOO-1-task-foo-1-{summary.run_id}"
+    cleaned = run_cli("clean", summary.run_id, "--repo", repo)
+    assert f"removed branch {ours}" in cleaned.output
+    assert git(repo, "rev-parse", "taskhand/FOO-1-task-foo-1").strip() == base
+    assert git(repo, "branch", "--list", ours) == ""
+
+
+def test_a_task_branch_moved_by_someone_else_is_kept_by_clean(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    plan = tasktrack_plan(tmp_path, ["FOO-1"])
+    replay = script(tmp_path, {"FOO-1": [attempt(write("a.txt", "a\n"))]})
+    summary, _ = run_plan(plan, repo, replay)
+    git(repo, "branch", "-f", "taskhand/FOO-1-task-foo-1", "main")  # a person reuses it
+    cleaned = run_cli("clean", summary.run_id, "--repo", repo)
+    assert "kept taskhand/FOO-1-task-foo-1: holds" in cleaned.output
+    assert "this run did not put there" in cleaned.output
+    assert git(repo, "rev-parse", "taskhand/FOO-1-task-foo-1") == git(repo, "rev-parse", "main")
 
 
 def test_workspace_paths_in_a_ledger_text_become_relative(tmp_path: Path) -> None:

@@ -6,10 +6,11 @@ a person would use to drop it; the run branch itself is the deliverable and alwa
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from taskhand import git
+from taskhand import git, workspace
 from taskhand.paths import StateDir
 from taskhand.records import Run
 from taskhand.store import Store
@@ -19,9 +20,10 @@ from taskhand.store import Store
 class Step:
     """One thing `clean` removes (or, as a refusal, keeps), and why."""
 
-    kind: str  # "worktree", "branch", "keep"
+    kind: str  # "worktree", "workspace", "branch", "keep"
     target: str
     reason: str
+    sha: str = ""  # a branch is deleted only while it still holds this commit
 
 
 def plan_clean(store: Store, state: StateDir, run: Run) -> list[Step]:
@@ -37,16 +39,31 @@ def plan_clean(store: Store, state: StateDir, run: Run) -> list[Step]:
         ]
     steps = []
     folder = state.run_dir(run.id) / "worktrees"
-    for tree in git.worktrees(repo):
+    for tree in git.worktrees(repo):  # made by runs of earlier versions
         if tree.path.resolve().is_relative_to(folder.resolve()):
             steps.append(Step("worktree", str(tree.path), "attempt worktree"))
+    if folder.is_dir():
+        for leftover in sorted([*folder.glob("*/attempt-*"), *folder.glob("review-*")]):
+            if not any(s.target == str(leftover) for s in steps):
+                steps.append(Step("workspace", str(leftover), "workspace left by a stopped run"))
     head = git.branch_sha(repo, run.run_branch)
-    for branch in sorted({a.branch for a in store.attempts(run.id)}):
+    attempts = store.attempts(run.id)
+    for branch in sorted({a.branch for a in attempts}):
         sha = git.branch_sha(repo, branch)
         if sha is None:
             continue
-        if head is not None and git.is_ancestor(repo, sha, head):
-            steps.append(Step("branch", branch, f"integrated into {run.run_branch}"))
+        ours = {a.candidate_sha for a in attempts if a.branch == branch and a.candidate_sha}
+        if sha not in ours:  # not a commit this run put there: someone else's now
+            steps.append(
+                Step(
+                    "keep",
+                    branch,
+                    f"holds {sha[:12]}, which this run did not put there "
+                    f"(fix: it is yours; delete it yourself if you want it gone)",
+                )
+            )
+        elif head is not None and git.is_ancestor(repo, sha, head):
+            steps.append(Step("branch", branch, f"integrated into {run.run_branch}", sha))
         else:
             steps.append(
                 Step(
@@ -72,5 +89,8 @@ def apply(state: StateDir, run: Run, steps: list[Step]) -> None:
     for step in steps:
         if step.kind == "worktree":
             git.remove_worktree(repo, Path(step.target))
+        elif step.kind == "workspace":
+            workspace.remove(Path(step.target))
         elif step.kind == "branch":
-            git.delete_branch(repo, step.target)
+            git.delete_branch(repo, step.target, step.sha)
+    shutil.rmtree(state.run_dir(run.id) / "indexes", ignore_errors=True)

@@ -253,15 +253,18 @@ def move_branch(repo: Path, name: str, new: str, old: str) -> None:
     )
 
 
-def delete_branch(repo: Path, name: str) -> None:
-    """Delete branch `name` if it exists; refuse while a worktree has it checked out."""
+def delete_branch(repo: Path, name: str, expected: str = "") -> None:
+    """Delete branch `name` if it exists (only while it holds `expected`, when given); refuse
+    while a worktree has it checked out."""
     ref = _branch_ref(repo, name)
     for tree in worktrees(repo):
         if tree.branch == name:
             raise _error(
                 f"branch {name!r} is checked out in {tree.path}", "remove that worktree first"
             )
-    _git(repo, "update-ref", "-d", ref)
+    old = [expected] if expected else []
+    if _git(repo, "update-ref", "-d", ref, *old, ok=(0, 128)).returncode != 0:
+        raise _error(f"branch {name!r} moved meanwhile", "run the command again")
 
 
 def worktrees(repo: Path) -> list[Worktree]:

@@ -25,6 +25,25 @@ CHOICES = ("auto", "bwrap", "none")
 _MASKED = ("/run/user", "/var/run/docker.sock", "/run/docker.sock", "/run/podman")
 
 
+# Credentials in the home folder that no agent needs and a read-only view would still let it
+# read (and send anywhere, since the network stays open for the model's API): hidden.
+_HOME_SECRETS = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".kube",
+    ".docker",
+    ".config/gh",
+    ".config/gcloud",
+    ".netrc",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".config/git/credentials",
+)
+
+
 class SandboxError(Exception):
     """The sandbox asked for cannot be had; the message is one line with the fix."""
 
@@ -34,9 +53,6 @@ class Sandbox:
     """How agent-controlled processes are confined: `kind` is bwrap or none."""
 
     kind: str = "none"
-    # Folders or files an agent program keeps its own state in (its settings, sessions),
-    # writable inside the sandbox: e.g. ~/.claude for Claude Code.
-    agent_state: tuple[Path, ...] = field(default=())
     # What agent processes must read although it lies under /tmp, which is private inside:
     # the user's repository (the workspace borrows its objects), programs, the interpreter.
     readable: tuple[Path, ...] = field(default=())
@@ -46,10 +62,11 @@ class Sandbox:
         return self.kind == "bwrap"
 
     def with_readable(self, paths: Sequence[Path]) -> Sandbox:
-        return Sandbox(self.kind, self.agent_state, (*self.readable, *paths))
+        return Sandbox(self.kind, (*self.readable, *paths))
 
     def argv(self, argv: Sequence[str], writable: Sequence[Path], cwd: Path) -> list[str]:
-        """`argv` run inside the sandbox, able to write only `writable` (and its agent state)."""
+        """`argv` run inside the sandbox, able to write only `writable` (the workspace, and for
+        an agent program the folders it keeps its own settings in)."""
         if not self.active:
             return list(argv)
         wrapped = [
@@ -63,12 +80,13 @@ class Sandbox:
         ]  # fmt: skip
         for shown in _under_tmp([*self.readable, *_programs()]):
             wrapped += ["--ro-bind", shown, shown]
-        for masked in _MASKED:
+        home = Path(os.environ.get("HOME") or Path.home())
+        for masked in [*_MASKED, *(str(home / name) for name in _HOME_SECRETS)]:
             if os.path.isdir(masked):
                 wrapped += ["--tmpfs", masked]
             elif os.path.exists(masked):
                 wrapped += ["--ro-bind", "/dev/null", masked]
-        for path in [*self.agent_state, *writable]:
+        for path in writable:
             if path.exists():
                 real = str(path.resolve())
                 wrapped += ["--bind", real, real]
