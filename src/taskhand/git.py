@@ -222,6 +222,21 @@ def branch_sha(repo: Path, name: str) -> str | None:
     return _decode(done.stdout).strip() if done.returncode == 0 else None
 
 
+def branch_shas(repo: Path, names: list[str]) -> dict[str, str]:
+    """The commit each of the branches `names` points at, in one git process; a missing
+    branch is left out."""
+    if not names:
+        return {}
+    refs = [_branch_ref(repo, name) for name in names]
+    fmt = "--format=%(objectname) %(refname)"
+    found: dict[str, str] = {}
+    for line in _decode(_git(repo, "for-each-ref", fmt, *refs).stdout).splitlines():
+        sha, _, ref = line.partition(" ")
+        if ref in refs:  # a pattern also matches the refs below it: keep exact names only
+            found[ref.removeprefix("refs/heads/")] = sha
+    return found
+
+
 def create_branch(repo: Path, name: str, sha: str) -> None:
     """Create branch `name` at `sha`; nothing to do when it is already there."""
     ref, full = _branch_ref(repo, name), resolve(repo, sha)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from taskhand import backstop, git
-from taskhand.records import Run
+from taskhand.records import Attempt, Run
 from taskhand.store import Store
 
 Emit = Callable[..., None]
@@ -72,18 +72,22 @@ class Guard:
         found = []
         expected, allowed = self.head()
         branch = self.run.run_branch
-        now = git.branch_sha(self.repo, branch)
-        if now not in allowed:
+        attempts = self.store.attempts(self.run.id)
+        task_branches = {a.branch for a in attempts if a.candidate_sha}
+        now = git.branch_shas(self.repo, [branch, *sorted(task_branches)])
+        if now.get(branch) not in allowed:
             found.append(
-                f"the run branch {branch} was moved to {_short(now)}; put back at "
+                f"the run branch {branch} was moved to {_short(now.get(branch))}; put back at "
                 f"{expected[:12]}, the last commit the run integrated"
             )
-            self._restore(branch, expected, now)
-        for name, (allowed_here, last) in self._task_branches().items():
-            now = git.branch_sha(self.repo, name)
-            if now is not None and now not in allowed_here:
-                found.append(f"the task branch {name} was moved to {_short(now)}; put back")
-                self._restore(name, last, now)
+            self._restore(branch, expected, now.get(branch))
+        for name in sorted(task_branches):
+            allowed_here = _values(attempts, name)
+            sha = now.get(name)
+            if sha is not None and sha not in allowed_here:
+                last = [a.candidate_sha for a in attempts if a.branch == name and a.candidate_sha]
+                found.append(f"the task branch {name} was moved to {_short(sha)}; put back")
+                self._restore(name, str(last[-1]), sha)
         for line in found:
             self.emit("violation", task_id, what=line)
         return found
@@ -91,28 +95,23 @@ class Guard:
     def task_branch_values(self, branch: str) -> set[str]:
         """Where a task branch of this run may be: at a candidate the store recorded on it, or
         at an attempt's base (where runs of earlier versions created it)."""
-        found: set[str] = set()
-        for attempt in self.store.attempts(self.run.id):
-            if attempt.branch == branch:
-                found.add(attempt.base_sha)
-                if attempt.candidate_sha:
-                    found.add(attempt.candidate_sha)
-        return found
-
-    def _task_branches(self) -> dict[str, tuple[set[str], str]]:
-        """Each task branch of the run that holds a candidate: where it may be, and its last."""
-        found: dict[str, tuple[set[str], str]] = {}
-        for attempt in self.store.attempts(self.run.id):
-            if attempt.candidate_sha:
-                allowed = self.task_branch_values(attempt.branch)
-                found[attempt.branch] = (allowed, attempt.candidate_sha)
-        return found
+        return _values(self.store.attempts(self.run.id), branch)
 
     def _restore(self, branch: str, sha: str, now: str | None) -> None:
         if now is None:
             git.create_branch(self.repo, branch, sha)
         else:
             git.move_branch(self.repo, branch, sha, now)
+
+
+def _values(attempts: list[Attempt], branch: str) -> set[str]:
+    found: set[str] = set()
+    for attempt in attempts:
+        if attempt.branch == branch:
+            found.add(attempt.base_sha)
+            if attempt.candidate_sha:
+                found.add(attempt.candidate_sha)
+    return found
 
 
 def _short(sha: Any) -> str:

@@ -393,11 +393,11 @@ class Runner:
         broken = self.breaches(before, "the acceptance checks", task.id)
         if broken:
             return self.violation(attempt, task, broken)
-        summary = diffs.summary(self.repo, base, candidate)
-        case = {"resolution": outcome.resolution, **_report(outcome)}
-        gates = [{"name": g.name, "ok": g.ok, "detail": g.detail} for g in results]
         failures = [g.detail for g in results if not g.ok]
         if failures:
+            summary = diffs.summary(self.repo, base, candidate)
+            case = {"resolution": outcome.resolution, **_report(outcome)}
+            gates = [{"name": g.name, "ok": g.ok, "detail": g.detail} for g in results]
             entry = Entry("checks_failed", "; ".join(failures), summary, case, gates)
             return self.retry(attempt, task, "failed", "; ".join(failures), entry)
         return self.judge(task, context, attempt, ws, candidate, outcome, results)

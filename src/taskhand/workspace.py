@@ -9,6 +9,7 @@ make the harness run anything or reach another checkout.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 from dataclasses import dataclass
@@ -123,14 +124,38 @@ def _own_index(repo: Path, path: Path, index: Path) -> tuple[str, ...]:
 
 
 def _no_filters(repo: Path) -> list[str]:
+    # Asked again only when a configuration file changed (by its stat identity).
+    return list(_filters_off(repo, _config_identity(repo)))
+
+
+@functools.lru_cache(maxsize=16)
+def _filters_off(repo: Path, identity: tuple[object, ...]) -> tuple[str, ...]:
     done = git._git(repo, "config", "-z", "--name-only", "--get-regexp", r"^filter\.", ok=(0, 1))
     names = {key.rsplit(".", 1)[0] for key in git._fields(done.stdout)}
-    return [
+    return tuple(
         arg
         for name in sorted(names)
         for setting in ("clean=", "smudge=", "process=", "required=false")
         for arg in ("-c", f"{name}.{setting}")
+    )
+
+
+def _config_identity(repo: Path) -> tuple[object, ...]:
+    home = Path.home()
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
+    files = [
+        git.common_dir(repo) / "config",
+        Path(os.environ.get("GIT_CONFIG_GLOBAL") or home / ".gitconfig"),
+        Path(xdg) / "git" / "config",
     ]
+    found: list[object] = [os.environ.get("GIT_CONFIG_NOSYSTEM")]
+    for path in files:
+        try:
+            info = os.stat(path)
+            found.append((str(path), info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns))
+        except OSError:
+            found.append((str(path), None))
+    return tuple(found)
 
 
 def _index_env(index: Path) -> dict[str, str]:
