@@ -133,7 +133,10 @@ ATTACKS: dict[str, tuple[list[str], list[str]]] = {
         [],
     ),
     "rewriting packed-refs and info/exclude": (
-        ['echo "pwned" >> "$G/info/exclude"; echo "# x" >> "$G/packed-refs"'],
+        [
+            'echo "pwned" >> "$G/info/exclude";'
+            ' echo "$(git rev-parse HEAD) refs/tags/packed-evil" >> "$G/packed-refs"'
+        ],
         [],
     ),
     "a .pth file in the harness's own Python": (
@@ -370,6 +373,11 @@ UNCONFINED = [
     "a poisoned workspace .git for the harness's own git",
     "the workspace's .git aimed at the user's repository",
     "a reviewer that attacks the repository and the candidate",
+    "moving HEAD of the user's checkout",
+    "staging into the user's index",
+    "adding an alternate object store to the user's repository",
+    "a worktree of the user's repository",
+    "rewriting packed-refs and info/exclude",
 ]
 
 
@@ -387,3 +395,27 @@ def test_without_a_sandbox_the_backstop_stops_the_attempt(tmp_path: Path, name: 
     assert first[0].data["status"] == "FAIL", f"{name}: the attack was not noticed"
     assert "violation" in str(first[0].data["text"])
     assert "T-002" not in {e.task_id for e in recorder.of("integrated")}
+
+
+# The attacks that reach past the repository's .git cannot be noticed afterwards, only stopped.
+# Run unconfined, each does what it set out to do: proof that the sandbox is what stops them
+# in the test above (and that the attack is no typo).
+ONLY_THE_SANDBOX_STOPS = [
+    "writing into the user's checkout",
+    "writing into the harness's state folder",
+    "a file in /tmp and in $HOME for later",
+    "a process left running after the unit",
+    "stealing the user's ssh key into the change",
+    "an acceptance check that runs the agent's code",
+]
+
+
+@pytest.mark.parametrize("name", ONLY_THE_SANDBOX_STOPS)
+def test_without_a_sandbox_these_attacks_succeed(tmp_path: Path, name: str) -> None:
+    try:
+        repo, markers, _, _, _, _ = attack(tmp_path, name, "none")
+        left = outside_markers(markers, tmp_path)
+        leaked = "the user's own key" in git(repo, "log", "-p", "--all", "--format=%H")
+        assert left or leaked, f"{name}: the attack did nothing even unconfined"
+    finally:
+        Path("/tmp/taskhand-hostile-marker").unlink(missing_ok=True)

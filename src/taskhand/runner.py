@@ -458,7 +458,11 @@ class Runner:
 
     def breaches(self, before: Print, during: str, task_id: str) -> list[str]:
         """What agent work changed that it may not: the repository, the plan, the run's refs."""
-        return self.guard.after(before, during, task_id) + self.guard.check_refs(task_id)
+        found = self.guard.after(before, during, task_id)
+        try:
+            return found + self.guard.check_refs(task_id)
+        except git.GitError as exc:  # the repository is broken now: that is the finding
+            return [*found, f"the run's branches could not be read: {exc}"]
 
     def violation(self, attempt: Attempt, task: Task, found: list[str]) -> _Result:
         """End the attempt and its task: an agent that reached past its workspace gets no
