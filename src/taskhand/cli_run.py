@@ -73,10 +73,11 @@ def _repo_here() -> Path | None:
 def _report(summary: runconfig.Summary, as_json: bool) -> None:
     if as_json:
         return
-    click.echo(f"\nrun {summary.run_id}: {summary.status} ({summary.message})")
-    click.echo(f"result branch: {summary.run_branch} in {summary.repo}")
-    click.echo(f"state: {summary.state} (events.jsonl, task-status.json)")
-    click.echo(f"costs: taskhand stats {summary.run_id}")
+    with watch.reader_may_leave():
+        click.echo(f"\nrun {summary.run_id}: {summary.status} ({summary.message})")
+        click.echo(f"result branch: {summary.run_branch} in {summary.repo}")
+        click.echo(f"state: {summary.state} (events.jsonl, task-status.json)")
+        click.echo(f"costs: taskhand stats {summary.run_id}")
 
 
 def _finish(summary: runconfig.Summary) -> None:
