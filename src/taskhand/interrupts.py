@@ -45,7 +45,7 @@ class Interrupted(BaseException):
         return 128 + self.signum  # what a shell reports for a process the signal killed
 
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # reentrant: the handler may run while the main thread holds it
 _groups: set[int] = set()  # groups led by a child that an agent or a check runs in
 _doomed: set[int] = set()  # groups sent SIGTERM when the signal arrived
 _received: int | None = None
