@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from taskhand import interrupts
 from taskhand.model import Check
 from taskhand.sandbox import NONE, Sandbox
 
@@ -123,9 +124,11 @@ def run_check(
     capture = _Capture(output_limit)
     timed_out = False
     try:
+        interrupts.track(proc.pid)  # a signal that stops the run kills the check's group too
         timed_out = _supervise(proc, capture, start + check.timeout_seconds)
     finally:
         _finish(proc, capture)
+        interrupts.release(proc.pid)
     stuck = "" if proc.returncode is not None else _STUCK.format(pid=proc.pid)
     return CheckResult(
         check.argv,

@@ -7,10 +7,12 @@ a person would use to drop it; the run branch itself is the deliverable and alwa
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from taskhand import git, workspace
+from taskhand import git, lock, workspace
 from taskhand.paths import StateDir
 from taskhand.records import Run
 from taskhand.store import Store
@@ -26,17 +28,23 @@ class Step:
     sha: str = ""  # a branch is deleted only while it still holds this commit
 
 
+@contextmanager
+def claimed(state: StateDir, run: Run) -> Iterator[None]:
+    """A run recorded as running is cleaned only while this process holds its plan's lock: a
+    live run is refused (LockedError names its process), and a dead one, killed before it
+    could say so, cannot be resumed halfway through."""
+    if run.status != "running":
+        yield
+        return
+    plan = Path(run.plan_path)
+    with lock.hold(state.lock(plan), plan, f"cleaning run {run.id}"):
+        yield
+
+
 def plan_clean(store: Store, state: StateDir, run: Run) -> list[Step]:
-    """What cleaning `run` would do, refusals included; nothing is changed."""
+    """What cleaning `run` would do, refusals included; nothing is changed. A run recorded as
+    running must be `claimed` first."""
     repo = Path(run.repo)
-    if store.open_attempts(run.id) and run.status == "running":
-        return [
-            Step(
-                "keep",
-                run.id,
-                "the run is still running (fix: wait for it, or resume it to the end first)",
-            )
-        ]
     steps = []
     folder = state.run_dir(run.id) / "worktrees"
     for tree in git.worktrees(repo):  # made by runs of earlier versions

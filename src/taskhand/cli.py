@@ -50,6 +50,10 @@ class Group(click.Group):
             return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort):
             raise
+        except KeyboardInterrupt:
+            # Ctrl-C outside a run (which handles it itself): the shell's code, not "Aborted!".
+            click.echo("taskhand: interrupted", err=True)
+            raise SystemExit(130) from None
         except BrokenPipeError:
             # The reader went away (`taskhand ledger | head`): stop quietly, as a filter does.
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -2,22 +2,37 @@
 
 from __future__ import annotations
 
+import contextlib
+import shlex
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn, TypeVar
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from taskhand import clean, demo, feedback, formats, git, launch, runconfig, settings, watch
+from taskhand import (
+    clean,
+    demo,
+    feedback,
+    formats,
+    git,
+    interrupts,
+    launch,
+    runconfig,
+    settings,
+    watch,
+)
 from taskhand.agents.base import LENSES
 from taskhand.paths import StateDir
 from taskhand.records import Run
 from taskhand.store import Store
 from taskhand.terminal import dumps, echo, printable, rich_text
 
+T = TypeVar("T")
 EXIT_CODES = {"completed": 0, "failed": 1}
 EXIT_UNFINISHED = 3
 
@@ -33,16 +48,50 @@ def _listener(as_json: bool) -> watch.JsonLines | watch.Progress:
     return watch.JsonLines() if as_json else watch.Progress()
 
 
+def _watched(listener: watch.JsonLines | watch.Progress, work: Callable[[], T]) -> T:
+    """`work()` with SIGINT, SIGTERM and SIGHUP stopping it cleanly: a signal ends taskhand
+    with 128 + its number after one line saying how to resume, never a traceback."""
+    try:
+        with interrupts.handled():
+            try:
+                return work()
+            finally:
+                listener.close()
+    except interrupts.Interrupted as stop:
+        _say_interrupted(stop)
+
+
+def _say_interrupted(stop: interrupts.Interrupted) -> NoReturn:
+    if stop.run_id is None:
+        line = f"taskhand: stopped by {stop.name} (see taskhand runs)"
+    else:
+        command = f"taskhand resume {stop.run_id}"
+        if stop.repo is not None and _repo_here() != stop.repo.resolve():
+            command += f" --repo {shlex.quote(str(stop.repo))}"
+        line = f"run {stop.run_id} interrupted by {stop.name}; resume it with: {command}"
+    with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
+        click.echo(line, err=True)
+    sys.exit(stop.exit_code)
+
+
+def _repo_here() -> Path | None:
+    try:
+        return git.find_repo(Path.cwd()).resolve()
+    except git.GitError:
+        return None
+
+
 def _report(summary: runconfig.Summary, as_json: bool) -> None:
     if as_json:
         return
-    echo(f"\nrun {summary.run_id}: {summary.status} ({printable(summary.message)})")
-    if summary.status != "completed":
-        for line in feedback.left_for_a_person(summary.repo, summary.run_id):
-            echo(printable(line))
-    echo(f"result branch: {summary.run_branch} in {summary.repo}")
-    echo(f"state: {summary.state} (events.jsonl, task-status.json)")
-    echo(f"costs: taskhand stats {summary.run_id}")
+    with watch.reader_may_leave():
+        echo(f"\nrun {summary.run_id}: {summary.status} ({printable(summary.message)})")
+        if summary.status != "completed":
+            for line in feedback.left_for_a_person(summary.repo, summary.run_id):
+                echo(printable(line))
+        echo(f"result branch: {summary.run_branch} in {summary.repo}")
+        echo(f"state: {summary.state} (events.jsonl, task-status.json)")
+        echo(f"costs: taskhand stats {summary.run_id}")
 
 
 def _finish(summary: runconfig.Summary) -> None:
@@ -158,10 +207,7 @@ def run(
         sandbox=sandbox,
     )
     listener = _listener(as_json)
-    try:
-        summary = launch.start(plan, config, listener, repo, new)
-    finally:
-        listener.close()
+    summary = _watched(listener, lambda: launch.start(plan, config, listener, repo, new))
     if summary.already_completed:
         _completed_before(summary, feedback.shown_plan(folder), as_json)
         return
@@ -199,10 +245,7 @@ def _lenses(text: str) -> list[str]:
 def resume(run_id: str | None, repo: Path | None, as_json: bool) -> None:
     """Resume RUN (default: the latest run of this repository) where it stopped."""
     listener = _listener(as_json)
-    try:
-        summary = launch.resume(run_id, listener, repo)
-    finally:
-        listener.close()
+    summary = _watched(listener, lambda: launch.resume(run_id, listener, repo))
     _report(summary, as_json)
     _finish(summary)
 
@@ -231,22 +274,25 @@ def _pick(store: Store, run_id: str | None) -> Run:
 @JSON
 def runs(repo: Path | None, as_json: bool) -> None:
     """List the runs of this repository, newest first."""
-    _, store = _store(repo)
+    state, store = _store(repo)
     with store:
         rows: list[dict[str, Any]] = []
         for item in store.runs():
             states = store.task_states(item.id)
             done = sum(1 for s in states.values() if s.status == "DONE")
+            status, reason = item.status, item.reason
+            if launch.process_gone(state, item):
+                status, reason = "interrupted", f"its process is gone; taskhand resume {item.id}"
             rows.append(
                 {
                     "id": item.id,
-                    "status": item.status,
+                    "status": status,
                     "plan": item.plan_path,
                     "done": done,
                     "tasks": len(states),
                     "branch": item.run_branch,
                     "created": item.created,
-                    "reason": item.reason,
+                    "reason": reason,
                 }
             )
     if as_json:
@@ -353,15 +399,16 @@ def clean_command(run_id: str | None, dry_run: bool, repo: Path | None) -> None:
     state, store = _store(repo)
     with store:
         found = _pick(store, run_id)
-        steps = clean.plan_clean(store, state, found)
-    verb = "would remove" if dry_run else "removed"
-    for step in steps:
-        if step.kind == "keep":
-            echo(f"kept {step.target}: {step.reason}")
-        else:
-            echo(f"{verb} {step.kind} {step.target} ({step.reason})")
-    if not dry_run:
-        clean.apply(state, found, steps)
+        with clean.claimed(state, found):
+            steps = clean.plan_clean(store, state, found)
+            verb = "would remove" if dry_run else "removed"
+            for step in steps:
+                if step.kind == "keep":
+                    echo(f"kept {step.target}: {step.reason}")
+                else:
+                    echo(f"{verb} {step.kind} {step.target} ({step.reason})")
+            if not dry_run:
+                clean.apply(state, found, steps)
 
 
 @click.command(name="demo")
@@ -373,7 +420,12 @@ def clean_command(run_id: str | None, dry_run: bool, repo: Path | None) -> None:
 )
 def demo_command(folder: Path | None) -> None:
     """Build a small project and plan in a temporary repository and run it with replay."""
-    sys.exit(demo.main(folder))
+    try:
+        with interrupts.handled():
+            code = demo.main(folder)
+    except interrupts.Interrupted as stop:
+        _say_interrupted(stop)
+    sys.exit(code)
 
 
 def _console() -> Console:

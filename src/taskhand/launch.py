@@ -1,16 +1,21 @@
 """Starting and resuming runs: the checks made before anything is created (the plan, the
-repository, the base commit, every agent), the plan's lock, and the run record the loop works on.
+repository, the base commit, every agent), the plan's lock, the run record the loop works on,
+and what a signal that stops the loop leaves in that record.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
-from taskhand import agents, git, lock, sandbox
+from taskhand import agents, git, interrupts, lock, sandbox
 from taskhand.agents.base import Agent
 from taskhand.model import Plan, Status
 from taskhand.paths import StateDir
-from taskhand.records import Run
+from taskhand.records import Event, Run
 from taskhand.runconfig import RunConfig, Summary
 from taskhand.runner import Listener, Runner, load
 from taskhand.status import StatusBook
@@ -81,16 +86,23 @@ def start(
         )
     agent = _agents(plan, config)
     box, warning = _sandbox(config)
-    with lock.hold(state.lock(plan.root), plan.root, "a run"), Store.open(state.database) as store:
+    with (
+        lock.hold(state.lock(plan.root), plan.root, "a run"),
+        Store.open(state.database) as store,
+        _interruptible(store, listener) as current,
+    ):
         previous = store.latest_run(str(plan.root.resolve()))
         if previous is not None and previous.status != "completed" and not new:
-            run = previous
+            _settle_dead(store, plan.root, previous.id)
+            run = current.run = previous
             store.set_run_status(run.id, "running")
             listener(store.event(run.id, "run_resumed", plan=str(plan.root)))
         else:
+            _settle_dead(store, plan.root)
             run = store.create_run(
                 str(plan.root.resolve()), str(plan.dialect), str(root), base, "", config.as_json()
             )
+            current.run = run
             # Named after the run id, so two runs never share a branch; durable before created.
             store.set_run_branch(run.id, f"taskhand/run-{run.id}")
             run = store.get_run(run.id) or run
@@ -106,7 +118,7 @@ def start(
             listener(started)
         if warning:
             listener(store.event(run.id, "warning", message=warning))
-        return Runner(store, state, run, agent, config, listener, box).execute()
+        return Runner(store, state, run, agent, config, _heeding(listener), box).execute()
 
 
 def _completed(plan: Plan, state: StateDir) -> Run | None:
@@ -139,9 +151,73 @@ def resume(run_id: str | None, listener: Listener, repo: Path | None = None) -> 
     with (
         lock.hold(state.lock(plan_root), plan_root, f"run {run.id}"),
         Store.open(state.database) as store,
+        _interruptible(store, listener) as current,
     ):
+        current.run = run
+        _settle_dead(store, plan_root, run.id)
         store.set_run_status(run.id, "running")
         listener(store.event(run.id, "run_resumed", plan=run.plan_path))
         if warning:
             listener(store.event(run.id, "warning", message=warning))
-        return Runner(store, state, run, agent, config, listener, box).execute()
+        return Runner(store, state, run, agent, config, _heeding(listener), box).execute()
+
+
+def process_gone(state: StateDir, run: Run) -> bool:
+    """Whether a run recorded as running has lost its process (killed, even with SIGKILL, or
+    the machine went down): then no process holds its plan's lock."""
+    return run.status == "running" and lock.holder(state.lock(Path(run.plan_path))) is None
+
+
+def _settle_dead(store: Store, plan_root: Path, keep: str | None = None) -> None:
+    """Called with the plan's lock held, so every other run of the plan still recorded as
+    running has lost its process: record it as interrupted, so that status tells the truth."""
+    plan_path = str(plan_root.resolve())
+    for run in store.runs():
+        if run.plan_path == plan_path and run.status == "running" and run.id != keep:
+            store.interrupt_run(run.id, f"its process was gone; taskhand resume {run.id}")
+
+
+def _heeding(listener: Listener) -> Listener:
+    """The listener, and after each event a checkpoint: a signal that arrived while the run
+    was in the middle of its bookkeeping stops it there."""
+
+    def heed(event: Event) -> None:
+        listener(event)
+        interrupts.checkpoint()
+
+    return heed
+
+
+@dataclass
+class _Current:
+    """The run a starting or resuming process works on, once it is known."""
+
+    run: Run | None = None
+
+
+@contextmanager
+def _interruptible(store: Store, listener: Listener) -> Iterator[_Current]:
+    """After a signal, whatever ends the block (the exception the signal raised, or a git
+    command the same Ctrl-C killed) stops every child, records the run as interrupted and
+    resumable, and raises Interrupted naming the run."""
+    current = _Current()
+    try:
+        yield current
+    except BaseException:
+        signum = interrupts.received()
+        if signum is None:
+            raise
+        interrupts.stop_children()
+        run = current.run
+        if run is None:
+            raise interrupts.Interrupted(signum) from None
+        name = interrupts.Interrupted(signum).name
+        opened = store.interrupt_run(run.id, f"stopped by {name}; taskhand resume {run.id}")
+        events = [
+            store.event(run.id, "attempt_interrupted", a.task_id, attempt=a.number) for a in opened
+        ]
+        events.append(store.event(run.id, "run_interrupted", signal=name))
+        with contextlib.suppress(Exception):  # the terminal may be gone (SIGHUP)
+            for event in events:
+                listener(event)
+        raise interrupts.Interrupted(signum, run.id, Path(run.repo)) from None

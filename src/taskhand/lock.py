@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import fcntl
 import os
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+
+PROBE_SECONDS = 0.2  # a run waits out a status probe holding the lock this long at most
 
 
 class LockedError(Exception):
@@ -22,9 +25,7 @@ def hold(path: Path, plan: Path, label: str) -> Iterator[None]:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if not _take(fd):
             holder = os.pread(fd, 4096, 0).decode("utf-8", "replace").strip() or "another process"
             raise LockedError(
                 f"plan {plan} is already being run by {holder} "
@@ -34,5 +35,38 @@ def hold(path: Path, plan: Path, label: str) -> Iterator[None]:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"pid {os.getpid()} ({label}, since {since})".encode(), 0)
         yield
+    finally:
+        os.close(fd)
+
+
+def _take(fd: int) -> bool:
+    """Lock `fd` exclusively; False when a live process holds it. A probe (`holder`) holds it
+    for an instant only, so that is waited out."""
+    deadline = time.monotonic() + PROBE_SECONDS
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+
+
+def holder(path: Path) -> str | None:
+    """Who holds the lock at `path` (as its holder wrote it), or None when no live process
+    does: a run whose process was killed, even with SIGKILL, holds nothing."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        try:
+            # Shared, and released at once: a run starting meanwhile waits that instant out.
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return os.pread(fd, 4096, 0).decode("utf-8", "replace").strip() or "another process"
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
     finally:
         os.close(fd)

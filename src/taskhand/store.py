@@ -329,6 +329,28 @@ class Store:
         sql = "UPDATE runs SET status = ?, reason = ?, updated = ? WHERE id = ?"
         self._update(sql, (status, reason, now(), run_id), f"no run {run_id!r}")
 
+    def interrupt_run(self, run_id: str, reason: str) -> list[Attempt]:
+        """Record a running run as stopped by a signal, resumably: its open attempts (returned)
+        and the run itself become 'interrupted'. A transaction the signal cut short is
+        rolled back first."""
+        with self._lock:
+            if self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+        opened = self.open_attempts(run_id)
+        stamp = now()
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE attempts SET status = 'interrupted', reason = ?, ended = ?"
+                " WHERE run_id = ? AND status = 'running'",
+                (reason, stamp, run_id),
+            )
+            conn.execute(
+                "UPDATE runs SET status = 'interrupted', reason = ?, updated = ?"
+                " WHERE id = ? AND status = 'running'",
+                (reason, stamp, run_id),
+            )
+        return opened
+
     def set_run_branch(self, run_id: str, run_branch: str) -> None:
         sql = "UPDATE runs SET run_branch = ?, updated = ? WHERE id = ?"
         self._update(sql, (run_branch, now(), run_id), f"no run {run_id!r}")

@@ -2,12 +2,17 @@
 
 On a terminal a status line at the bottom shows the task, stage, attempt and elapsed time.
 Text from the plan and the agents is printed through `terminal`, never raw.
+Output is only a view: a reader that goes away (`taskhand run PLAN | head`) never stops a run.
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, TextIO
 
 from rich.console import Console
@@ -15,6 +20,42 @@ from rich.status import Status as Spinner
 
 from taskhand.records import Event
 from taskhand.terminal import dumps, rich_text
+
+# A pipe whose reader left, and a terminal that was closed (a hung-up SSH session).
+GONE = (errno.EPIPE, errno.EIO)
+
+
+@contextmanager
+def reader_may_leave() -> Iterator[None]:
+    """Writes to stdout in the block may find its reader gone: from then on what taskhand
+    prints goes to /dev/null, and the work goes on (and exits with its own code)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in GONE:
+            raise
+        discard_stdout()
+
+
+def discard_stdout() -> None:
+    """Point stdout at /dev/null, so later writes, and the flush at exit, succeed."""
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError):
+        return  # not a real file (a test's capture): nothing is left to flush into a pipe
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+class _Console(Console):
+    """A rich Console that goes quiet when its reader leaves; rich's own exits the program."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        discard_stdout()
 
 
 class JsonLines:
@@ -24,6 +65,10 @@ class JsonLines:
         self.out = out or sys.stdout
 
     def __call__(self, event: Event) -> None:
+        with reader_may_leave():
+            self.write(event)
+
+    def write(self, event: Event) -> None:
         record: dict[str, Any] = {
             "id": event.id,
             "ts": event.ts,
@@ -42,7 +87,7 @@ class Progress:
     """Readable lines: TaskTrack step and exit messages verbatim, and what each attempt did."""
 
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(highlight=False, soft_wrap=True)
+        self.console = console or _Console(highlight=False, soft_wrap=True)
         self.live = self.console.is_terminal
         self.spinner: Spinner | None = None
         self.task: str | None = None
@@ -52,10 +97,11 @@ class Progress:
 
     def __call__(self, event: Event) -> None:
         line = self.render(event)
-        if line is not None:
-            self.console.print(rich_text(line))  # one line per event, whatever it quotes
-        if self.live:
-            self.refresh()
+        with reader_may_leave():
+            if line is not None:
+                self.console.print(rich_text(line))  # one line per event, whatever it quotes
+            if self.live:
+                self.refresh()
 
     def render(self, event: Event) -> str | None:
         data, task = event.data, event.task_id
@@ -119,7 +165,8 @@ class Progress:
 
     def close(self) -> None:
         if self.spinner is not None:
-            self.spinner.stop()
+            with reader_may_leave():
+                self.spinner.stop()
 
 
 def _first_line(text: object) -> str:

@@ -28,7 +28,7 @@ from acp.schema import (
 )
 from pydantic import ValidationError
 
-from taskhand import __version__
+from taskhand import __version__, interrupts
 from taskhand.agents import prices as price_list
 from taskhand.agents.acp_client import AcpClient
 from taskhand.agents.base import (
@@ -110,6 +110,7 @@ class _Session:
             )
         except OSError as exc:
             return self.end(Case.ERROR, failure=f"{self.agent.argv[0]} could not start: {exc}")
+        interrupts.track(proc.pid)  # a signal that stops the run kills the agent's group too
         assert proc.stdin and proc.stdout and proc.stderr
         messages = asyncio.StreamReader(limit=LINE_LIMIT)
         readers = [
@@ -127,6 +128,7 @@ class _Session:
         finally:
             await self.stop(proc, readers, graceful=bool(done))
             await conn.close()
+            interrupts.release(proc.pid)
         if not done:
             return self.end(Case.ERROR, failure=f"timed out after {self.unit.timeout_seconds:g} s")
         try:

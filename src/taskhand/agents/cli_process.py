@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from taskhand import interrupts
+
 OUTPUT_LIMIT = 16 * 1024 * 1024  # stdout kept; the first MiB and the rest from the end
 GRACE_SECONDS = 3.0  # between SIGTERM and SIGKILL of a timed-out program
 
@@ -54,6 +56,7 @@ def execute(
         )
     except OSError as exc:
         return Finished(None, "", "", error=f"{call.argv[0]} could not start: {exc}")
+    interrupts.track(proc.pid)  # a signal that stops the run kills the agent's group too
     out, err = _Capture(limit, head=min(limit // 2, 1 << 20)), _Capture(64 * 1024, head=0)
     threads = [
         threading.Thread(target=out.drain, args=(proc.stdout,), daemon=True),
@@ -81,6 +84,7 @@ def execute(
     for pipe, thread in zip((proc.stdout, proc.stderr), threads, strict=False):
         if pipe is not None and not thread.is_alive():  # a reader still blocked holds its lock
             pipe.close()
+    interrupts.release(proc.pid)
     return Finished(proc.returncode, out.text(), err.text(), timed_out)
 
 

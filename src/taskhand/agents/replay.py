@@ -253,6 +253,7 @@ def _perform(
                 text=True,
                 timeout=max(0.1, deadline - time.monotonic()),
                 check=False,
+                start_new_session=True,  # its own group, which a signal that stops the run kills
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"command {argv} could not run: {exc}"
