@@ -9,16 +9,39 @@ from pathlib import Path
 
 import pytest
 
+from taskhand.formats import templates
 from tests.conftest import SPEC_SOURCE, RunCli, WritePlan
 from tests.plans import md_plan, tt_plan
 
 
+def fill_in(folder: Path) -> None:
+    """Replace every placeholder `taskhand init` wrote, as a person editing the plan would."""
+    example = templates.FIRST_CRITERIA[0].text
+    for path in folder.iterdir():
+        text = path.read_text()
+        for placeholder in (*templates.OVERVIEW_PLACEHOLDERS, templates.FIRST_DESCRIPTION):
+            text = text.replace(placeholder, "Count the words of README.md in src/count.py.")
+        path.write_text(text.replace(example, "README.md's word count is printed"))
+
+
 @pytest.mark.parametrize("dialect", ["markdown", "tasktrack"])
-def test_init_writes_a_plan_that_validates(tmp_path: Path, run_cli: RunCli, dialect: str) -> None:
+def test_init_writes_a_plan_that_validates_once_edited(
+    tmp_path: Path, run_cli: RunCli, dialect: str
+) -> None:
     folder = tmp_path / "newplan"
     result = run_cli("init", folder, "--dialect", dialect)
     assert result.exit_code == 0, result.output
     assert "created" in result.output
+    unedited = run_cli("validate", folder, "--json")
+    assert unedited.exit_code == 1
+    problems = json.loads(unedited.output)["problems"]
+    errors = [p for p in problems if p["severity"] == "error"]
+    assert {p["rule"] for p in errors} == {"template"} and len(errors) == 3
+    assert all(p["line"] and p["fix"] for p in errors)
+    assert any("overview still holds the init template's text" in p["message"] for p in errors)
+    # The plan still reads: show and next work on it; only run refuses it.
+    assert run_cli("show", folder).exit_code == 0
+    fill_in(folder)
     assert run_cli("validate", folder).exit_code == 0
     again = run_cli("init", folder, "--dialect", dialect)
     assert again.exit_code == 1
@@ -33,6 +56,7 @@ def test_init_copies_the_spec_publication(tmp_path: Path, run_cli: RunCli) -> No
     assert result.exit_code == 0, result.output
     assert (folder / spec.name).read_bytes() == spec.read_bytes()
     assert sorted(p.name for p in folder.iterdir()) == ["ABC-1.md", "ABC-TaskTrack.md", spec.name]
+    fill_in(folder)
     report = run_cli("validate", folder, "--strict")
     assert report.exit_code == 0, report.output
 

@@ -74,8 +74,8 @@ def _emit(data: Any) -> None:
 
 def _load(path: Path, status_file: Path | None) -> tuple[Plan, Statuses]:
     report = validate.validate(path)
-    if report.plan is None or report.errors:
-        raise PlanError(report.errors)
+    if report.plan is None or report.plan_errors:
+        raise PlanError(report.plan_errors or report.errors)
     statuses = feedback.latest_statuses(report.plan)
     if status_file is not None:
         try:
