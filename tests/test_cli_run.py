@@ -188,3 +188,22 @@ def test_ledger_shows_what_became_of_each_attempt(tmp_path: Path, run_cli: RunCl
         ("T-001", "accepted"),
         ("T-002", "accepted"),
     ]
+
+
+def test_run_refuses_a_plan_that_cannot_run_before_making_anything(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    repo = repo_with_plan(tmp_path, "- `$ pytest -q | tee log.txt` passes")
+    result = run_cli("run", repo / "plan", "--script", script(tmp_path, {}), "--json")
+    assert result.exit_code == 1 and result.stdout == ""
+    refusal = json.loads(result.stderr)
+    assert "has a pipe (|), but no shell runs it" in refusal["error"]
+    assert refusal["fix"].startswith("run it through a shell: `$ sh -c 'pytest -q | tee log.txt'`")
+    assert [p["rule"] for p in refusal["problems"]] == ["shell-syntax"]
+    text = run_cli("run", repo / "plan", "--script", script(tmp_path, {}))
+    assert text.exit_code == 1 and text.stderr.count("\n") == 1
+    assert "T-002-task.md:10: error: T-002's check `pytest -q | tee log.txt` has a pipe" in (
+        text.stderr
+    )
+    assert git(repo, "branch", "--format=%(refname:short)").split() == ["main"]
+    assert not StateDir.for_repo(repo).database.exists()
