@@ -21,14 +21,15 @@ def repo_with_plan(tmp_path: Path, second_criteria: str = "- it works") -> Path:
 
 
 def test_demo_runs_to_the_end(tmp_path: Path, run_cli: RunCli) -> None:
-    result = run_cli("demo", "--dir", tmp_path)
+    (tmp_path / "demo").mkdir()  # an empty folder is as good as a new one
+    result = run_cli("demo", "--dir", tmp_path / "demo")
     assert result.exit_code == 0, result.output
     assert "TaskTrack EXIT: Plan Completed" in result.output
     assert "T-002: attempt not accepted: `python3 -m unittest tests/test_cli.py` exited 1" in (
         result.output
     )
     assert "T-003: reviewer rejected as acceptance_gap: main() returns" in result.output
-    repo = tmp_path / "wordcount"
+    repo = tmp_path / "demo" / "wordcount"
     branch = git(repo, "branch", "--list", "taskhand/run-*", "--format=%(refname:short)").strip()
     subjects = git(repo, "log", "--reverse", "--format=%s", f"main..{branch}").splitlines()
     assert subjects == [
@@ -188,6 +189,19 @@ def test_ledger_shows_what_became_of_each_attempt(tmp_path: Path, run_cli: RunCl
         ("T-001", "accepted"),
         ("T-002", "accepted"),
     ]
+
+
+def test_demo_refuses_a_folder_that_holds_anything(tmp_path: Path, run_cli: RunCli) -> None:
+    folder = tmp_path / "busy"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine\n")
+    result = run_cli("demo", "--dir", folder)
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"taskhand: error: {folder} is not empty (fix: give a new or empty folder to --dir, "
+        "or leave --dir out for a temporary one)\n"
+    )
+    assert [p.name for p in folder.iterdir()] == ["notes.txt"]
 
 
 def test_run_refuses_a_plan_that_cannot_run_before_making_anything(
