@@ -10,7 +10,7 @@ from taskhand.runconfig import PromptCaps, RunConfig
 from taskhand.store import Store
 from tests.conftest import RunCli
 from tests.plans import md_plan, md_task
-from tests.runs import attempt, git, make_repo, script, write
+from tests.runs import attempt, git, make_repo, run_plan, script, write
 
 
 def repo_with_plan(tmp_path: Path, second_criteria: str = "- it works") -> Path:
@@ -202,6 +202,31 @@ def test_demo_refuses_a_folder_that_holds_anything(tmp_path: Path, run_cli: RunC
         "or leave --dir out for a temporary one)\n"
     )
     assert [p.name for p in folder.iterdir()] == ["notes.txt"]
+
+
+def test_show_reads_the_status_export_of_a_real_run(tmp_path: Path, run_cli: RunCli) -> None:
+    repo = make_repo(
+        tmp_path / "repo",
+        {f"plan/{k}": str(v) for k, v in md_plan(("T-001", {}), ("T-002", {})).items()},
+    )
+    replay = script(
+        tmp_path,
+        {
+            "T-001": [attempt(write("a.txt", "a\n"))],
+            "T-002": [attempt(outcome="question", question="Tabs or commas?")],
+        },
+    )
+    summary, _ = run_plan(repo / "plan", repo, replay)
+    export = summary.state / "task-status.json"
+    assert json.loads(export.read_text()) == {"T-001": "done", "T-002": "waiting"}
+    result = run_cli("show", repo / "plan", "--json", "--status-file", export)
+    assert result.exit_code == 0, result.stderr
+    shown = json.loads(result.stdout)
+    assert [(t["id"], t["status"]) for t in shown["tasks"]] == [
+        ("T-001", "DONE"),
+        ("T-002", "WAIT"),
+    ]
+    assert shown["exit"]["reason"] == "waiting"
 
 
 def test_run_refuses_a_plan_that_cannot_run_before_making_anything(

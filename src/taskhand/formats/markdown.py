@@ -272,11 +272,17 @@ def render_task(task: Task) -> str:
     )
 
 
-_OVERLAY = {"pending": Status.OPEN, "done": Status.DONE, "failed": Status.FAIL}
+# Tilth's words, and "waiting", which taskhand's own export adds for a task that asked.
+_OVERLAY = {
+    "pending": Status.OPEN,
+    "done": Status.DONE,
+    "failed": Status.FAIL,
+    "waiting": Status.WAIT,
+}
 
 
 def read_status_overlay(path: Path) -> dict[str, Status]:
-    """Statuses from a Tilth-style task-status.json ({"T-001": "done", ...})."""
+    """Statuses from a task-status.json ({"T-001": "done", ...}): Tilth's, or a run's export."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -292,7 +298,7 @@ def read_status_overlay(path: Path) -> dict[str, Status]:
         if code is None:
             raise ValueError(
                 f"{path}: {task_id} has status {value!r} (fix: use pending, done, "
-                "failed or a TaskTrack code)"
+                "failed, waiting or a TaskTrack code)"
             )
         statuses[str(task_id)] = code
     return statuses
