@@ -55,8 +55,7 @@ def check_commands(plan: Plan, repo: Repo, problems: list[Problem]) -> None:
     looked_up: dict[tuple[str, str], tuple[str, str] | None] = {}  # a big plan repeats them
     for task in plan.tasks:
         for criterion in task.criteria:
-            command = command_text(criterion.text)
-            if criterion.check is None or command is None:
+            if criterion.check is None or (command := command_text(criterion.text)) is None:
                 continue
             argv = criterion.check.argv
             syntax = shell_syntax(command, runs_through_shell(argv))

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+# Characters any finding needs; most commands hold none, and skip the scan.
+_SPECIAL = re.compile(r"[|&;<>$`*?~#=]")
 _VARIABLE = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[^}]*\}?|[0-9#?@*!$-])")
 
 
@@ -38,6 +40,8 @@ def shell_syntax(command: str, through_shell: bool = False) -> list[ShellSyntax]
     Inside double quotes only substitutions count, and not when `through_shell` (the
     shell the check starts expands them there itself).
     """
+    if not _SPECIAL.search(command):
+        return []
     found: list[ShellSyntax] = []
     words = _words(command)
     for index, word in enumerate(words):
