@@ -118,7 +118,7 @@ def _repository_problem(
     """A program named by a path relative to the repository root, where checks run."""
     if path == ".." or path.startswith("../"):
         return (
-            "which lies outside the repository (checks run at the top of a checkout of it)",
+            "which lies outside the repository, and checks run in a checkout of it elsewhere",
             "put the program in the repository, or name it on PATH or by an absolute path",
         )
     if modes is None or repo.root is None:
@@ -130,13 +130,13 @@ def _repository_problem(
         return (
             f"which is not executable in the repository (mode {mode[-3:]})",
             f"git update-index --chmod=+x {path} and commit, or run it with its "
-            f"interpreter (`$ sh {path}`)",
+            f"interpreter: `$ sh {path}`",
         )
     if mode is not None or _mentioned(plan, path):
         return None  # there, or a task says it makes it
     if os.path.lexists(repo.root / path):
         return (
-            "which is not committed (a task works in a checkout of the commit, without it)",
+            "which is not committed, and a task works in a checkout of the commit",
             f"commit {path}, or name a program on PATH",
         )
     beside_plan = plan.root / path
