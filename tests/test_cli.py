@@ -3,22 +3,47 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from taskhand.formats import templates
+from tests import runs
 from tests.conftest import SPEC_SOURCE, RunCli, WritePlan
 from tests.plans import md_plan, tt_plan
 
 
+def fill_in(folder: Path) -> None:
+    """Replace every placeholder `taskhand init` wrote, as a person editing the plan would."""
+    example = templates.FIRST_CRITERIA[0].text
+    for path in folder.iterdir():
+        text = path.read_text()
+        for placeholder in (*templates.OVERVIEW_PLACEHOLDERS, templates.FIRST_DESCRIPTION):
+            text = text.replace(placeholder, "Count the words of README.md in src/count.py.")
+        path.write_text(text.replace(example, "README.md's word count is printed"))
+
+
 @pytest.mark.parametrize("dialect", ["markdown", "tasktrack"])
-def test_init_writes_a_plan_that_validates(tmp_path: Path, run_cli: RunCli, dialect: str) -> None:
+def test_init_writes_a_plan_that_validates_once_edited(
+    tmp_path: Path, run_cli: RunCli, dialect: str
+) -> None:
     folder = tmp_path / "newplan"
     result = run_cli("init", folder, "--dialect", dialect)
     assert result.exit_code == 0, result.output
     assert "created" in result.output
+    unedited = run_cli("validate", folder, "--json")
+    assert unedited.exit_code == 1
+    problems = json.loads(unedited.output)["problems"]
+    errors = [p for p in problems if p["severity"] == "error"]
+    assert {p["rule"] for p in errors} == {"template"} and len(errors) == 3
+    assert all(p["line"] and p["fix"] for p in errors)
+    assert any("overview still holds the init template's text" in p["message"] for p in errors)
+    # The plan still reads: show and next work on it; only run refuses it.
+    assert run_cli("show", folder).exit_code == 0
+    fill_in(folder)
     assert run_cli("validate", folder).exit_code == 0
     again = run_cli("init", folder, "--dialect", dialect)
     assert again.exit_code == 1
@@ -33,6 +58,7 @@ def test_init_copies_the_spec_publication(tmp_path: Path, run_cli: RunCli) -> No
     assert result.exit_code == 0, result.output
     assert (folder / spec.name).read_bytes() == spec.read_bytes()
     assert sorted(p.name for p in folder.iterdir()) == ["ABC-1.md", "ABC-TaskTrack.md", spec.name]
+    fill_in(folder)
     report = run_cli("validate", folder, "--strict")
     assert report.exit_code == 0, report.output
 
@@ -163,3 +189,84 @@ def test_console_script_runs(tmp_path: Path) -> None:
     )
     assert result.returncode == 1
     assert "no such plan folder (fix:" in result.stdout
+
+
+ONE_LINE_ERROR = re.compile(r"taskhand: error: [^\n]+ \(fix: [^\n]+\)\n")
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["show", "--bogus"], "no such option '--bogus' (fix: see 'taskhand show --help')"),
+        (["show"], "missing argument 'PLAN' (fix: see 'taskhand show --help')"),
+        (["bogus"], "no such command 'bogus' (fix: see 'taskhand --help')"),
+        (["--bogus"], "no such option '--bogus' (fix: see 'taskhand --help')"),
+        (["shw", "x"], "no such command 'shw' (fix: use 'show', or see 'taskhand --help')"),
+        (["next", "x", "--jsn"], "no such option '--jsn' (fix: use '--json', or see 'taskhand"),
+        (["init", "--dialect", "rst"], "invalid value for '--dialect': 'rst' is not one of"),
+        (["run", "plan", "--max-attempts", "0"], "invalid value for '--max-attempts': 0 is"),
+    ],
+)
+def test_usage_errors_come_in_the_one_style(run_cli: RunCli, args: list[str], says: str) -> None:
+    result = run_cli(*args)
+    assert result.exit_code == 2  # click's code for a usage error, unchanged
+    assert result.stdout == ""
+    assert ONE_LINE_ERROR.fullmatch(result.stderr), result.stderr
+    assert result.stderr.startswith(f"taskhand: error: {says}")
+
+
+def test_taskhand_alone_still_prints_the_help(run_cli: RunCli) -> None:
+    result = run_cli()
+    assert "Usage: taskhand [OPTIONS] COMMAND" in result.output
+    assert "taskhand: error" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "error"),
+    [
+        (["show", "{plan}", "T-404", "--json"], 1, "no task T-404 in "),
+        (["next", "--json", "{plan}", "--bogus"], 2, "no such option '--bogus'"),
+        (["show", "{missing}", "--json"], 1, "no such plan folder"),
+        (["runs", "--repo", "{repo}", "--json"], 1, "no runs for "),
+    ],
+)
+def test_json_errors_are_json_on_stderr(
+    tmp_path: Path,
+    write_plan: WritePlan,
+    run_cli: RunCli,
+    args: list[str],
+    code: int,
+    error: str,
+) -> None:
+    plan = write_plan(md_plan(("T-001", {})))
+    paths = {"plan": plan, "missing": tmp_path / "missing", "repo": runs.make_repo(tmp_path / "r")}
+    result = run_cli(*(a.format(**paths) for a in args))
+    assert result.exit_code == code
+    assert result.stdout == ""
+    data = json.loads(result.stderr)
+    assert error in data["error"] and data["fix"], data
+    if "missing" in " ".join(args):
+        [problem] = data["problems"]
+        assert problem["message"] == "no such plan folder" and problem["fix"]
+
+
+def test_plan_errors_keep_their_lines_in_text(write_plan: WritePlan, run_cli: RunCli) -> None:
+    folder = write_plan(md_plan(("T-001", {"depends": "T-404"}), ("T-002", {"phase": "x"})))
+    result = run_cli("next", folder)
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert len(lines) == 2 and all(": error: " in line and "(fix: " in line for line in lines)
+
+
+def test_usage_errors_from_the_installed_command(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "taskhand", "validate", "--strictly", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert result.stderr == (
+        "taskhand: error: no such option '--strictly' (fix: use '--strict', or see "
+        "'taskhand validate --help')\n"
+    )

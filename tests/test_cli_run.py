@@ -10,7 +10,7 @@ from taskhand.runconfig import PromptCaps, RunConfig
 from taskhand.store import Store
 from tests.conftest import RunCli
 from tests.plans import md_plan, md_task
-from tests.runs import attempt, git, make_repo, script, write
+from tests.runs import attempt, git, make_repo, run_plan, script, write
 
 
 def repo_with_plan(tmp_path: Path, second_criteria: str = "- it works") -> Path:
@@ -21,14 +21,15 @@ def repo_with_plan(tmp_path: Path, second_criteria: str = "- it works") -> Path:
 
 
 def test_demo_runs_to_the_end(tmp_path: Path, run_cli: RunCli) -> None:
-    result = run_cli("demo", "--dir", tmp_path)
+    (tmp_path / "demo").mkdir()  # an empty folder is as good as a new one
+    result = run_cli("demo", "--dir", tmp_path / "demo")
     assert result.exit_code == 0, result.output
     assert "TaskTrack EXIT: Plan Completed" in result.output
     assert "T-002: attempt not accepted: `python3 -m unittest tests/test_cli.py` exited 1" in (
         result.output
     )
     assert "T-003: reviewer rejected as acceptance_gap: main() returns" in result.output
-    repo = tmp_path / "wordcount"
+    repo = tmp_path / "demo" / "wordcount"
     branch = git(repo, "branch", "--list", "taskhand/run-*", "--format=%(refname:short)").strip()
     subjects = git(repo, "log", "--reverse", "--format=%s", f"main..{branch}").splitlines()
     assert subjects == [
@@ -188,3 +189,60 @@ def test_ledger_shows_what_became_of_each_attempt(tmp_path: Path, run_cli: RunCl
         ("T-001", "accepted"),
         ("T-002", "accepted"),
     ]
+
+
+def test_demo_refuses_a_folder_that_holds_anything(tmp_path: Path, run_cli: RunCli) -> None:
+    folder = tmp_path / "busy"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine\n")
+    result = run_cli("demo", "--dir", folder)
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"taskhand: error: {folder} is not empty (fix: give a new or empty folder to --dir, "
+        "or leave --dir out for a temporary one)\n"
+    )
+    assert [p.name for p in folder.iterdir()] == ["notes.txt"]
+
+
+def test_show_reads_the_status_export_of_a_real_run(tmp_path: Path, run_cli: RunCli) -> None:
+    repo = make_repo(
+        tmp_path / "repo",
+        {f"plan/{k}": str(v) for k, v in md_plan(("T-001", {}), ("T-002", {})).items()},
+    )
+    replay = script(
+        tmp_path,
+        {
+            "T-001": [attempt(write("a.txt", "a\n"))],
+            "T-002": [attempt(outcome="question", question="Tabs or commas?")],
+        },
+    )
+    summary, _ = run_plan(repo / "plan", repo, replay)
+    export = summary.state / "task-status.json"
+    assert json.loads(export.read_text()) == {"T-001": "done", "T-002": "waiting"}
+    result = run_cli("show", repo / "plan", "--json", "--status-file", export)
+    assert result.exit_code == 0, result.stderr
+    shown = json.loads(result.stdout)
+    assert [(t["id"], t["status"]) for t in shown["tasks"]] == [
+        ("T-001", "DONE"),
+        ("T-002", "WAIT"),
+    ]
+    assert shown["exit"]["reason"] == "waiting"
+
+
+def test_run_refuses_a_plan_that_cannot_run_before_making_anything(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    repo = repo_with_plan(tmp_path, "- `$ pytest -q | tee log.txt` passes")
+    result = run_cli("run", repo / "plan", "--script", script(tmp_path, {}), "--json")
+    assert result.exit_code == 1 and result.stdout == ""
+    refusal = json.loads(result.stderr)
+    assert "has a pipe (|), but no shell runs it" in refusal["error"]
+    assert refusal["fix"].startswith("run it through a shell: `$ sh -c 'pytest -q | tee log.txt'`")
+    assert [p["rule"] for p in refusal["problems"]] == ["shell-syntax"]
+    text = run_cli("run", repo / "plan", "--script", script(tmp_path, {}))
+    assert text.exit_code == 1 and text.stderr.count("\n") == 1
+    assert "T-002-task.md:10: error: T-002's check `pytest -q | tee log.txt` has a pipe" in (
+        text.stderr
+    )
+    assert git(repo, "branch", "--format=%(refname:short)").split() == ["main"]
+    assert not StateDir.for_repo(repo).database.exists()

@@ -9,8 +9,9 @@ from typing import Any, NoReturn
 
 import click
 
-from taskhand import cli_feedback, cli_run, feedback, schedule, validate, views
+from taskhand import cli_errors, cli_feedback, cli_run, feedback, schedule, validate, views
 from taskhand.agents import AgentError
+from taskhand.cli_errors import Failure
 from taskhand.formats import markdown, templates
 from taskhand.formats.templates import InitError
 from taskhand.git import GitError
@@ -20,9 +21,12 @@ from taskhand.model import Dialect, Plan
 from taskhand.problems import PlanError, display_path, relative_path
 from taskhand.schedule import Statuses
 from taskhand.settings import SettingsError
-from taskhand.terminal import dumps, echo, printable
+from taskhand.terminal import dumps, echo
 
 EXIT_NONE_ELIGIBLE = 3
+JSON_ERRORS = "taskhand.json_errors"  # in the context's meta: --json was asked for
+# `taskhand` alone prints the help (exit 2); that is no error to restyle.
+_SHOWS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
 # Errors whose message is already one line naming what is wrong and the fix.
 EXPECTED = (
     GitError,
@@ -35,20 +39,33 @@ EXPECTED = (
 )
 
 
-class Failure(click.ClickException):
-    """A one-line error for the user; exit code 1."""
-
-    def show(self, file: Any = None) -> None:
-        click.echo(f"taskhand: error: {printable(self.message)}", err=True)
-
-
 class Group(click.Group):
-    """Turns any exception into a one-line message; TASKHAND_DEBUG=1 re-raises it."""
+    """Turns any error into the one style (cli_errors); TASKHAND_DEBUG=1 re-raises the rest."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        as_json = cli_errors.wants_json(args)
+        try:
+            ctx = super().make_context(info_name, args, parent, **extra)
+        except click.ClickException as exc:
+            if isinstance(exc, _SHOWS_HELP):
+                raise
+            raise cli_errors.from_click(exc, as_json) from None
+        ctx.meta[JSON_ERRORS] = as_json
+        return ctx
 
     def invoke(self, ctx: click.Context) -> Any:
+        as_json = bool(ctx.meta.get(JSON_ERRORS))
         try:
             return super().invoke(ctx)
-        except (click.ClickException, click.exceptions.Exit, click.Abort):
+        except click.ClickException as exc:
+            raise cli_errors.from_click(exc, as_json) from None
+        except (click.exceptions.Exit, click.Abort):
             raise
         except KeyboardInterrupt:
             # Ctrl-C outside a run (which handles it itself): the shell's code, not "Aborted!".
@@ -59,16 +76,15 @@ class Group(click.Group):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             raise SystemExit(141) from None
         except PlanError as exc:
-            for problem in exc.problems:
-                click.echo(problem.render(), err=True)
-            raise SystemExit(1) from None
+            raise cli_errors.from_plan_error(exc, as_json) from None
         except EXPECTED as exc:
-            raise Failure(str(exc)) from None
+            raise Failure(str(exc), as_json=as_json) from None
         except Exception as exc:
             if os.environ.get("TASKHAND_DEBUG"):
                 raise
             raise Failure(
-                f"{type(exc).__name__}: {exc} (set TASKHAND_DEBUG=1 for details)"
+                f"{type(exc).__name__}: {exc} (fix: set TASKHAND_DEBUG=1 for details)",
+                as_json=as_json,
             ) from None
 
 
@@ -78,8 +94,8 @@ def _emit(data: Any) -> None:
 
 def _load(path: Path, status_file: Path | None) -> tuple[Plan, Statuses]:
     report = validate.validate(path)
-    if report.plan is None or report.errors:
-        raise PlanError(report.errors)
+    if report.plan is None or report.plan_errors:
+        raise PlanError(report.plan_errors or report.errors)
     statuses = feedback.latest_statuses(report.plan)
     if status_file is not None:
         try:
@@ -98,7 +114,7 @@ STATUS_FILE = click.option(
 )
 
 
-@click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(name="taskhand", cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="taskhand")
 def cli() -> None:
     """Run coding agents through a plan of tasks."""

@@ -416,15 +416,20 @@ def clean_command(run_id: str | None, dry_run: bool, repo: Path | None) -> None:
     "--dir",
     "folder",
     type=click.Path(path_type=Path),
-    help="Where to build the demo repository (default: a new temporary folder).",
+    help="A new or empty folder to build the demo in (default: a new temporary folder).",
 )
 def demo_command(folder: Path | None) -> None:
-    """Build a small project and plan in a temporary repository and run it with replay."""
+    """Build a small project and plan in a temporary repository and run it with replay.
+
+    With --dir, the folder must be new or empty.
+    """
     try:
         with interrupts.handled():
             code = demo.main(folder)
     except interrupts.Interrupted as stop:
         _say_interrupted(stop)
+    except demo.DemoError as exc:
+        raise click.ClickException(str(exc)) from None
     sys.exit(code)
 
 

@@ -406,3 +406,19 @@ def clear_ref_locks(repo: Path, branches: list[str]) -> list[str]:
             stale.unlink(missing_ok=True)
             removed.append(branch)
     return removed
+
+
+def tree_modes(repo: Path, rev: str, paths: list[str]) -> dict[str, str]:
+    """The mode (100755, 100644, 120000, 040000, ...) of each of `paths` that `rev` holds.
+
+    Paths are relative to the repository's top folder; ones the commit lacks are left out.
+    """
+    if not paths:
+        return {}
+    args = ["ls-tree", "-z", "--full-tree", resolve(repo, rev), "--", *paths]
+    done = _git(repo, *args, env={"GIT_LITERAL_PATHSPECS": "1"})
+    modes = {}
+    for entry in _fields(done.stdout):
+        meta, _, path = entry.partition("\t")
+        modes[path] = meta.split(" ", 1)[0]
+    return modes

@@ -62,6 +62,8 @@ class Criterion:
 
     text: str
     check: Check | None = None
+    # Where the bullet was written, for problem reports; not part of what a criterion says.
+    line: int | None = field(default=None, compare=False)
 
 
 @dataclass

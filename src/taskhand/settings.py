@@ -85,6 +85,11 @@ def prompt_caps(plan_root: Path) -> PromptCaps:
     return PromptCaps(**_load(plan_root / FILE).get("prompts", {}))
 
 
+def read_file(plan_root: Path) -> dict[str, Any]:
+    """The plan's settings file as checked data (empty without one); SettingsError if bad."""
+    return _load(plan_root / FILE)
+
+
 def _read(path: Path) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
     """The [run] table and the [roles.*] tables."""
     data = _load(path)

@@ -1,7 +1,8 @@
 """Validation: every problem of a plan in one pass, file rules and plan-wide rules alike.
 
 The dialect readers report what is wrong inside a file; this module adds the rules that
-need the whole plan: dependencies, cycles, busy tasks, criteria, and needless serialization.
+need the whole plan: dependencies, cycles, busy tasks, criteria, and needless serialization,
+and gathers the preflight rules (whether the plan can run here) into the same report.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from taskhand import formats, schedule
+from taskhand import formats, preflight, schedule
 from taskhand.model import Dialect, Plan, Status, Task, counter, id_key
 from taskhand.problems import Collector, Problem, Severity
 
@@ -28,6 +29,11 @@ class Report:
         return [p for p in self.problems if p.is_error]
 
     @property
+    def plan_errors(self) -> list[Problem]:
+        """Errors that make the plan unreadable; the rest (preflight) only stop a run."""
+        return [p for p in self.errors if p.rule not in preflight.RULES]
+
+    @property
     def warnings(self) -> list[Problem]:
         return [p for p in self.problems if p.severity is Severity.WARNING]
 
@@ -40,6 +46,7 @@ def validate(path: Path) -> Report:
     plan, problems = formats.load(path)
     if plan is not None:
         problems.extend(check_plan(plan))
+        problems.extend(preflight.check(plan))
     problems.sort(key=lambda p: (str(p.path), p.line or 0))
     return Report(path, plan, problems)
 

@@ -208,6 +208,22 @@ def test_task_file_rules(write_plan: WritePlan, old: str, new: str, expected: st
     assert all("FOO-1.md:" in e for e in found if expected in e)
 
 
+def test_criteria_know_the_line_of_their_bullet(write_plan: WritePlan) -> None:
+    criteria = "- it works\n- `$ true` (exit 3) passes\n  on two lines\n- `$ run 'open` fails"
+    files = tt_plan([[("FOO-1", "OPEN")]])
+    files["FOO-1.md"] = tt_task("FOO-1", "Task FOO-1", criteria=criteria)
+    folder = write_plan(files)
+    plan, problems = load(folder)
+    lines = (folder / "FOO-1.md").read_text().splitlines()
+    assert [lines[c.line - 1] for c in plan.tasks[0].criteria if c.line] == [
+        "- it works",
+        "- `$ true` (exit 3) passes",
+        "- `$ run 'open` fails",
+    ]
+    [problem] = [p for p in problems if "cannot be split" in p.message]
+    assert lines[(problem.line or 0) - 1] == "- `$ run 'open` fails"
+
+
 def test_wait_task_needs_an_open_request(write_plan: WritePlan) -> None:
     files = tt_plan([[("FOO-1", "WAIT")]])
     files["FOO-1.md"] = str(files["FOO-1.md"]) + "\n**Response**: Use commas.\n"

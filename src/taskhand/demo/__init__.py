@@ -18,6 +18,21 @@ from taskhand import launch, runconfig, watch
 GIT_ENV_ARGS = ["-c", "user.name=taskhand demo", "-c", "user.email=demo@taskhand.invalid"]
 
 
+class DemoError(Exception):
+    """A folder the demo cannot be built in; the message is one line with the fix."""
+
+
+def check_folder(folder: Path) -> None:
+    """Refuse a file or a folder that holds anything: the demo writes only into empty space."""
+    if folder.exists() and not folder.is_dir():
+        raise DemoError(f"{folder} is a file (fix: give a new or empty folder to --dir)")
+    if folder.is_dir() and any(folder.iterdir()):
+        raise DemoError(
+            f"{folder} is not empty (fix: give a new or empty folder to --dir, or leave "
+            "--dir out for a temporary one)"
+        )
+
+
 def build(folder: Path) -> tuple[Path, Path, Path]:
     """The demo repository, its plan folder and the replay script, created under `folder`."""
     with as_file(files(__package__).joinpath("wordcount")) as assets:
@@ -36,6 +51,8 @@ def build(folder: Path) -> tuple[Path, Path, Path]:
 
 
 def main(folder: Path | None = None) -> int:
+    if folder is not None:
+        check_folder(folder)
     root = folder or Path(tempfile.mkdtemp(prefix="taskhand-demo-"))
     root.mkdir(parents=True, exist_ok=True)
     repo, plan, script = build(root)

@@ -42,11 +42,17 @@ def parse_duration(text: str) -> float:
     return seconds
 
 
-def parse_criterion(text: str) -> Criterion:
+def command_text(text: str) -> str | None:
+    """The command of a criterion's text as written (before splitting), or None."""
+    match = _COMMAND_RE.match(text)
+    return match.group("cmd") if match else None
+
+
+def parse_criterion(text: str, line: int | None = None) -> Criterion:
     """Turn one bullet's text into a criterion, with a check when it carries a command."""
     match = _COMMAND_RE.match(text)
     if not match:
-        return Criterion(text)
+        return Criterion(text, line=line)
     command = match.group("cmd")
     try:
         # Without quotes or escapes, shell splitting is plain whitespace splitting, done fast.
@@ -64,7 +70,7 @@ def parse_criterion(text: str) -> Criterion:
             timeout = parse_duration(value)
         else:
             raise CriterionError(f"option {option!r} is not 'exit N' (0-255) or 'timeout 30s'")
-    return Criterion(text, Check(argv, timeout, exit_code))
+    return Criterion(text, Check(argv, timeout, exit_code), line)
 
 
 def render_command(check: Check) -> str:

@@ -121,7 +121,8 @@ def parse_task(text: str, out: Collector) -> Task | None:
     else:
         description = "\n\n".join(body if not h else f"## {h}\n{body}" for h, body in non_ac)
     task = Task(task_id, title, description, criteria, source=out.path, line=start + 1)
-    task.lines = {"dependencies": key_lines.get("depends", start + 1)}
+    task.lines = {k: key_lines[k] for k in ("paths", "agent") if k in key_lines}
+    task.lines["dependencies"] = key_lines.get("depends", start + 1)
     task.lines["criteria"] = ac.first_line - 1 if ac else end + 2
     _apply_extensions(task, fields, key_lines, out)
     return task
@@ -152,10 +153,10 @@ def _criteria(section: _Section, out: Collector) -> list[Criterion]:
         s = ln.strip()
         if s[:2] in ("- ", "* ") and s[2:].strip():
             try:
-                criteria.append(parse_criterion(s[2:].strip()))
+                criteria.append(parse_criterion(s[2:].strip(), number))
             except CriterionError as exc:
                 out.error(number, f"criterion command: {exc}", "fix the command in backticks")
-                criteria.append(Criterion(s[2:].strip()))
+                criteria.append(Criterion(s[2:].strip(), line=number))
     return criteria
 
 
@@ -271,11 +272,17 @@ def render_task(task: Task) -> str:
     )
 
 
-_OVERLAY = {"pending": Status.OPEN, "done": Status.DONE, "failed": Status.FAIL}
+# Tilth's words, and "waiting", which taskhand's own export adds for a task that asked.
+_OVERLAY = {
+    "pending": Status.OPEN,
+    "done": Status.DONE,
+    "failed": Status.FAIL,
+    "waiting": Status.WAIT,
+}
 
 
 def read_status_overlay(path: Path) -> dict[str, Status]:
-    """Statuses from a Tilth-style task-status.json ({"T-001": "done", ...})."""
+    """Statuses from a task-status.json ({"T-001": "done", ...}): Tilth's, or a run's export."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -291,7 +298,7 @@ def read_status_overlay(path: Path) -> dict[str, Status]:
         if code is None:
             raise ValueError(
                 f"{path}: {task_id} has status {value!r} (fix: use pending, done, "
-                "failed or a TaskTrack code)"
+                "failed, waiting or a TaskTrack code)"
             )
         statuses[str(task_id)] = code
     return statuses

@@ -22,6 +22,8 @@ class Field:
     name: str
     value: str
     line: int
+    # The line the value starts on: a value may begin on a line below its label.
+    value_line: int = 0
 
 
 @dataclass
@@ -53,7 +55,9 @@ def split_fields(text: str, stop: re.Pattern[str] | None = None) -> Doc:
         elif line.strip() or stopped:
             doc.tail.append((number, line))
     for f, block in zip(doc.fields, blocks, strict=True):
-        f.value = "\n".join(block).strip()
+        joined = "\n".join(block)
+        f.value = joined.strip()
+        f.value_line = f.line + joined[: len(joined) - len(joined.lstrip())].count("\n")
     return doc
 
 

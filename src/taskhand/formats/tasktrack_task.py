@@ -125,7 +125,7 @@ def _criteria(f: Field, out: Collector) -> list[Criterion]:
             items[-1][1].append(s)
         elif s:
             out.error(
-                f.line + offset,
+                f.value_line + offset,
                 "acceptance criteria must be a bullet list",
                 "start each criterion with '- '",
                 "criteria",
@@ -134,10 +134,10 @@ def _criteria(f: Field, out: Collector) -> list[Criterion]:
     for offset, parts in items:
         text = " ".join(parts)
         try:
-            criteria.append(parse_criterion(text))
+            criteria.append(parse_criterion(text, f.value_line + offset))
         except CriterionError as exc:
-            out.error(f.line + offset, f"criterion command: {exc}", "fix the command")
-            criteria.append(Criterion(text))
+            out.error(f.value_line + offset, f"criterion command: {exc}", "fix the command")
+            criteria.append(Criterion(text, line=f.value_line + offset))
     return criteria
 
 

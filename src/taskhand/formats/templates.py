@@ -27,6 +27,7 @@ The modules and files it touches (real paths), and what a worker must know first
 Risks, open questions and assumptions to check before merging.
 """
 
+OBJECTIVE = "The overall goal of this plan, with the background an agent needs."
 FIRST_DESCRIPTION = (
     "What to build, in the worker's voice. Name real paths and symbols "
     "(pkg/module.py:func), not 'the entrypoint'."
@@ -35,6 +36,16 @@ FIRST_CRITERIA = [
     Criterion("An externally checkable behaviour"),
     Criterion("`$ python -m pytest -q` passes"),
 ]
+
+# The text a person must replace: a plan still holding any of it is not ready to run.
+OVERVIEW_PLACEHOLDERS = (
+    OBJECTIVE,
+    *(
+        line
+        for line in MARKDOWN_OVERVIEW.splitlines()
+        if line and not line.startswith("#") and "{" not in line
+    ),
+)
 
 
 class InitError(ValueError):
@@ -59,7 +70,7 @@ def starter_plan(dialect: Dialect, folder: Path, code: str, title: str) -> Plan:
         [task],
         [Phase(1, "First phase", [task.id])],
         code=code if dialect is Dialect.TASKTRACK else None,
-        objective="The overall goal of this plan, with the background an agent needs.",
+        objective=OBJECTIVE,
         overview_text=MARKDOWN_OVERVIEW.format(title=title),
     )
 
