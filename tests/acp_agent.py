@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any, cast
@@ -188,12 +187,6 @@ class ScriptedAgent:
     async def act_bad_verdict(self, text: str) -> PromptResponse:
         await self.say(block({"verdict": "reject", "concern": "Wrong."}))
         return self.end("end_turn", 10, 5)
-
-    async def act_hang(self, text: str) -> PromptResponse:
-        child = subprocess.Popen(["sleep", "60"])
-        await self.say(f"pids: {os.getpid()} {child.pid}\n")
-        await asyncio.sleep(3600)
-        return self.end("end_turn", 0, 0)
 
     async def act_crash(self, text: str) -> PromptResponse:
         await self.say("Starting work...")

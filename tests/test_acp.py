@@ -33,6 +33,7 @@ from tests.runs import make_repo
 from tests.test_checks import gone
 
 AGENT = Path(__file__).resolve().with_name("acp_agent.py")
+HANGING_AGENT = AGENT.with_name("acp_hang_agent.py")
 AGENT_BIN = Path(__file__).resolve().parents[1] / ".npm-agents" / "node_modules" / ".bin"
 ADAPTER_INSTALL = "npm install --prefix .npm-agents @zed-industries/claude-code-acp@0.16.2"
 SECRET = "sk-planted-secret-123456"  # in our environment, never in the agent's
@@ -51,10 +52,11 @@ def run(
     *,
     role: Role = Role.IMPLEMENTER,
     timeout: float = 20.0,
+    program: Path = AGENT,
     **options: Any,
 ) -> Outcome:
     env = {**os.environ, "MY_API_KEY": SECRET, "AGENT_TOKEN": TOKEN}
-    command = [sys.executable, str(AGENT), scenario]
+    command = [sys.executable, str(program), scenario]
     agent = AcpAgent(command, keys=["AGENT_TOKEN"], env=env, **options)
     return agent.run(Unit(role, "T-001", 1, PROMPT, worktree, timeout))
 
@@ -229,13 +231,15 @@ def test_an_implementers_block_does_not_end_a_review(worktree: Path) -> None:
 
 def test_a_hanging_agent_is_cancelled_then_killed_with_its_children(worktree: Path) -> None:
     started = time.monotonic()
-    outcome = run("hang", worktree, timeout=1.0)
+    # The timeout counts from the agent's start, so this agent starts in milliseconds (no SDK)
+    # and the timeout falls inside its turn, where session/cancel applies.
+    outcome = run("hang", worktree, timeout=2.0, program=HANGING_AGENT)
 
-    assert (outcome.case, outcome.failure) == (Case.ERROR, "timed out after 1 s")
-    assert time.monotonic() - started < 8
-    assert (worktree / "cancelled").exists()  # session/cancel came before the kill
+    assert (outcome.case, outcome.failure) == (Case.ERROR, "timed out after 2 s")
+    assert time.monotonic() - started < 30  # neither the agent's hour nor its child's minute
     pids = re.search(r"pids: (\d+) (\d+)", said(outcome))
-    assert pids
+    assert pids, f"the agent never reached its prompt turn: {outcome.transcript}"
+    assert (worktree / "cancelled").exists()  # session/cancel came before the kill
     assert all(gone(int(pid)) for pid in pids.groups())
 
 
