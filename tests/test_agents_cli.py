@@ -541,14 +541,17 @@ def test_secrets_stay_out_but_the_presets_keys_go_in(tmp_path: Path) -> None:
 # ---- presets through stand-ins: the flags each role gets, and the nudge
 
 
+# The stand-in finds its log and replies beside its bin folder: the environment it is given is
+# the preset's allow-list, as a real program's is.
 STAND_IN = """
-log = os.environ['STAND_IN_LOG']
+here = os.path.dirname(os.path.dirname(os.path.abspath(sys.argv[0])))
+log = os.path.join(here, 'calls.json')
 calls = json.load(open(log)) if os.path.exists(log) else []
 argv = sys.argv[1:]
 message = open(argv[argv.index('--message-file') + 1]).read() if '--message-file' in argv else None
 calls.append({'argv': argv, 'stdin': sys.stdin.read(), 'cwd': os.getcwd(), 'message': message})
 json.dump(calls, open(log, 'w'))
-replies = json.load(open(os.environ['STAND_IN_REPLIES']))
+replies = json.load(open(os.path.join(here, 'replies.json')))
 sys.stdout.write(replies[min(len(calls), len(replies)) - 1])
 """
 
@@ -558,8 +561,7 @@ def stand_in(tmp_path: Path, name: str, replies: list[str]) -> tuple[dict[str, s
     program(tmp_path, name, STAND_IN)
     (tmp_path / "replies.json").write_text(json.dumps(replies))
     log = tmp_path / "calls.json"
-    env = base_env(tmp_path, STAND_IN_LOG=str(log), STAND_IN_REPLIES=str(tmp_path / "replies.json"))
-    return env, log
+    return base_env(tmp_path), log
 
 
 def calls(log: Path) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Secret names and values: which variables leave the environment, and how values are scrubbed."""
+"""Secret names and values: which variables hold secrets, and how their values are scrubbed."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from taskhand.secrets import (
     REDACTED,
     SECRET_NAME,
     Redactor,
-    clean_env,
     is_secret_name,
     redact,
     secret_values,
@@ -51,20 +50,6 @@ def test_secret_names_are_matched(name: str) -> None:
 )
 def test_ordinary_names_are_not_matched(name: str) -> None:
     assert not is_secret_name(name)
-
-
-def test_clean_env_drops_secret_names_and_keeps_the_rest() -> None:
-    cleaned = clean_env(ENV)
-    assert cleaned == {"PATH": "/usr/bin:/bin", "HOME": "/home/someone", "MAX_TOKENS": "4096"}
-    assert "GITHUB_TOKEN" in ENV  # a copy: the original is untouched
-
-
-def test_clean_env_defaults_to_the_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123456")
-    monkeypatch.setenv("TASKHAND_PLAIN", "kept")
-    cleaned = clean_env()
-    assert "OPENAI_API_KEY" not in cleaned
-    assert cleaned["TASKHAND_PLAIN"] == "kept"
 
 
 def test_secret_values_are_longest_first_and_skip_short_ones() -> None:

@@ -7,7 +7,15 @@ from pathlib import Path
 import pytest
 
 from taskhand.runconfig import PromptCaps
-from taskhand.settings import Review, Route, SettingsError, prompt_caps, review, routing
+from taskhand.settings import (
+    Review,
+    Route,
+    SettingsError,
+    env_pass,
+    prompt_caps,
+    review,
+    routing,
+)
 
 
 def plan_with(tmp_path: Path, text: str | None) -> Path:
@@ -51,6 +59,12 @@ def test_the_file_then_the_environment_then_flags(tmp_path: Path) -> None:
         ("[review]\nrounds = 2\n", "[review] rounds"),
         ("[prompts]\nplan_bytes = -1\n", "[prompts] plan_bytes"),
         ("[prompts]\nplan = 100\n", "[prompts] plan"),
+        ("[env]\npass = 'DATABASE_URL'\n", "[env] pass = 'DATABASE_URL'"),
+        ("[env]\npass = [1]\n", "[env] pass = [1]"),
+        ("[env]\npass = ['DATABASE_URL=x']\n", "'DATABASE_URL=x', not a variable name"),
+        ("[env]\npass = ['$HOME']\n", "'$HOME', not a variable name"),
+        ("[env]\npass = ['A', 'A']\n", "names a variable twice"),
+        ("[env]\nkeep = ['A']\n", "[env] keep"),
     ],
 )
 def test_a_bad_file_says_where_and_how_to_fix(tmp_path: Path, text: str, message: str) -> None:
@@ -69,3 +83,9 @@ def test_review_and_prompt_caps_from_the_file(tmp_path: Path) -> None:
     )
     assert review(plan) == Review(["correctness", "security"], 2)
     assert prompt_caps(plan) == PromptCaps(plan_bytes=3000, ledger_entries=2)
+
+
+def test_the_variables_a_plan_passes(tmp_path: Path) -> None:
+    assert env_pass(plan_with(tmp_path, None)) == []
+    plan = plan_with(tmp_path, '[env]\npass = ["DATABASE_URL", "PGHOST", "_X1"]\n')
+    assert env_pass(plan) == ["DATABASE_URL", "PGHOST", "_X1"]

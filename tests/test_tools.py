@@ -406,18 +406,22 @@ def test_bash_timeout_is_capped_by_the_context(ctx: ToolContext) -> None:
     assert time.monotonic() - started < 5
 
 
-def test_bash_environment_has_no_secrets(ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bash_environment_is_the_allow_list(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123456")
-    monkeypatch.setenv("TASKHAND_VISIBLE", "plain")
-    result = run(ctx, "bash", command='echo "[$OPENAI_API_KEY] [$TASKHAND_VISIBLE]"')
-    assert result.output == "[] [plain]\n[exit code 0]"
+    monkeypatch.setenv("TASKHAND_VISIBLE", "not named, so not given")
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    result = run(ctx, "bash", command='echo "[$OPENAI_API_KEY] [$TASKHAND_VISIBLE] [$LANG]"')
+    assert result.output == "[] [] [C.UTF-8]\n[exit code 0]"
     assert "sk-test-123456" not in run(ctx, "bash", command="env").output
 
 
-def test_bash_uses_the_given_environment_without_its_secrets(ctx: ToolContext) -> None:
-    env = {"PATH": os.environ["PATH"], "GREETING": "hi", "GITHUB_TOKEN": "ghp_0123456789"}
-    result = run(replace(ctx, env=env), "bash", command='echo "$GREETING [$GITHUB_TOKEN]"')
-    assert result.output == "hi []\n[exit code 0]"
+def test_bash_uses_the_given_environment_as_built(ctx: ToolContext) -> None:
+    # The agent builds it (the allow-list and the plan's names); bash takes it whole.
+    env = {"PATH": os.environ["PATH"], "GREETING": "hi", "DATABASE_URL": "postgres://h/db"}
+    result = run(replace(ctx, env=env), "bash", command='echo "$GREETING [$DATABASE_URL]"')
+    assert result.output == "hi [postgres://h/db]\n[exit code 0]"
 
 
 def test_bash_caps_output_head_and_tail(ctx: ToolContext) -> None:

@@ -205,6 +205,7 @@ def run(
         lenses=_lenses(lenses) if lenses else review.lenses or ["general"],
         prompt_caps=settings.prompt_caps(folder),
         sandbox=sandbox,
+        env_pass=settings.env_pass(folder),
     )
     listener = _listener(as_json)
     summary = _watched(listener, lambda: launch.start(plan, config, listener, repo, new))

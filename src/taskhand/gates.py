@@ -5,14 +5,15 @@ Each part becomes a result with a reason; a failed gate's reasons go to the next
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from taskhand import diffs, scope
+from taskhand.allowlist import child_env
 from taskhand.checks import run_check
 from taskhand.model import Task
 from taskhand.sandbox import NONE, Sandbox
-from taskhand.secrets import clean_env
 
 
 @dataclass(frozen=True)
@@ -33,12 +34,14 @@ def run_gates(
     task: Task,
     forbidden: list[str],
     sandbox: Sandbox = NONE,
+    passed: Sequence[str] = (),
 ) -> list[GateResult]:
-    """Every gate, in order, even after one fails: the next attempt wants all the reasons."""
+    """Every gate, in order, even after one fails: the next attempt wants all the reasons.
+    Checks get the allow-list's environment and the plan's `passed` names, never our keys."""
     results = []
     for check in task.checks:
         # The checks run the agent's code (its tests, its build): confined like the agent.
-        done = run_check(check, worktree, clean_env(), sandbox=sandbox)
+        done = run_check(check, worktree, child_env(passed=passed), sandbox=sandbox)
         detail = done.reason()
         if not done.ok and done.output.strip():
             detail += "\n" + _tail(done.output)

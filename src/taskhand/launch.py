@@ -40,14 +40,17 @@ def repo_for(plan_path: Path, repo: Path | None) -> Path:
 def _agents(plan: Plan, config: RunConfig) -> dict[str, Agent]:
     """The run's agent and every agent a task routes to, made (and checked) before any work."""
     script = Path(config.script) if config.script else None
-    made = {config.agent: agents.create(config.agent, script, config.model)}
+    passed = config.env_pass
+    made = {config.agent: agents.create(config.agent, script, config.model, passed=passed)}
     if config.evaluator_agent not in made:
         made[config.evaluator_agent] = agents.create(
-            config.evaluator_agent, script, config.evaluator_model
+            config.evaluator_agent, script, config.evaluator_model, passed=passed
         )
     for task in plan.tasks:
         if task.agent and task.agent not in made:
-            made[task.agent] = agents.create(task.agent, script, task.model or config.model)
+            made[task.agent] = agents.create(
+                task.agent, script, task.model or config.model, passed=passed
+            )
     return made
 
 

@@ -49,6 +49,8 @@ class RunConfig:
     lenses: list[str] = field(default_factory=lambda: ["general"])
     prompt_caps: PromptCaps = field(default_factory=PromptCaps)
     sandbox: str = "auto"  # auto, bwrap or none: what confines the agents' processes
+    # Names of variables the plan gives its agents and checks (`[env] pass`); names, never values.
+    env_pass: list[str] = field(default_factory=list)
 
     @property
     def evaluator_agent(self) -> str:

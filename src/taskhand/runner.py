@@ -504,7 +504,14 @@ class Runner:
         results = [
             replace(g, detail=shown(g.detail), output=shown(g.output))
             for g in run_gates(
-                self.repo, worktree, attempt.base_sha, candidate, task, forbidden, self.sandbox
+                self.repo,
+                worktree,
+                attempt.base_sha,
+                candidate,
+                task,
+                forbidden,
+                self.sandbox,
+                self.config.env_pass,
             )
         ]
         for gate in results:

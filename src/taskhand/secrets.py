@@ -1,7 +1,7 @@
 """Secrets never travel: which environment variables hold them, and how to scrub their values.
 
-Agents run with an environment stripped of secret-named variables, and every event and
-transcript passes through a Redactor before it is stored or shown.
+Every event and transcript passes through a Redactor before it is stored or shown; what a
+child process is given is decided elsewhere, by an allow-list (allowlist.py).
 """
 
 from __future__ import annotations
@@ -39,12 +39,6 @@ def redact(text: str, secrets: Sequence[str]) -> str:
     """`text` with every occurrence of every secret replaced by "[redacted]"."""
     pattern = _pattern(secrets)
     return text if pattern is None else pattern.sub(REDACTED, text)
-
-
-def clean_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
-    """A copy of `env` (default os.environ) without the secret-named variables."""
-    source = os.environ if env is None else env
-    return {name: value for name, value in source.items() if not is_secret_name(name)}
 
 
 class Redactor:

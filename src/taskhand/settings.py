@@ -6,6 +6,7 @@ A plan may carry `taskhand.toml` beside its overview:
     [roles.evaluator]      agent, model of the reviewers
     [review]               lenses (a campaign: ["correctness", "security"]), bounces
     [prompts]              overview_bytes, plan_bytes, context_bytes, diff_bytes, ledger_entries
+    [env]                  pass: names of variables the plan's agents and checks get
 
 `TASKHAND_AGENT` and `TASKHAND_MODEL` override the file's route, command-line flags override
 both, and a task's frontmatter overrides them all.
@@ -14,6 +15,7 @@ both, and a task's frontmatter overrides them all.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -25,6 +27,7 @@ from taskhand.runconfig import PromptCaps
 
 FILE = "taskhand.toml"
 DEFAULT_AGENT = "replay"
+VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 class SettingsError(ValueError):
@@ -90,6 +93,11 @@ def read_file(plan_root: Path) -> dict[str, Any]:
     return _load(plan_root / FILE)
 
 
+def env_pass(plan_root: Path) -> list[str]:
+    """The names `[env] pass` gives the plan's agents and checks, beyond the allow-list."""
+    return list(_load(plan_root / FILE).get("env", {}).get("pass", []))
+
+
 def _read(path: Path) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
     """The [run] table and the [roles.*] tables."""
     data = _load(path)
@@ -104,7 +112,7 @@ def _load(path: Path) -> dict[str, Any]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise SettingsError(f"{path}: {exc} (fix: correct the TOML)") from None
-    allowed = ("run", "roles", "review", "prompts")
+    allowed = ("run", "roles", "review", "prompts", "env")
     for section, value in data.items():
         if section not in allowed or not isinstance(value, dict):
             raise SettingsError(
@@ -122,6 +130,7 @@ def _load(path: Path) -> dict[str, Any]:
             )
     _check_review(path, data.get("review", {}))
     _check_prompts(path, data.get("prompts", {}))
+    _check_env(path, data.get("env", {}))
     return data
 
 
@@ -154,6 +163,25 @@ def _check_prompts(path: Path, table: dict[str, Any]) -> None:
             raise SettingsError(f"{path}: [prompts] {key} (fix: use {', '.join(known)})")
         if not _count(value):
             raise SettingsError(f"{path}: [prompts] {key} = {value!r} (fix: a whole number >= 1)")
+
+
+def _check_env(path: Path, table: dict[str, Any]) -> None:
+    for key, value in table.items():
+        if key != "pass":
+            raise SettingsError(f"{path}: [env] {key} (fix: [env] takes pass, a list of names)")
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise SettingsError(
+                f"{path}: [env] pass = {value!r} (fix: a list of variable names, "
+                'e.g. ["DATABASE_URL"])'
+            )
+        for name in value:
+            if not VARIABLE_NAME.fullmatch(name):
+                raise SettingsError(
+                    f"{path}: [env] pass names {name!r}, not a variable name (fix: letters, digits "
+                    "and underscores, not starting with a digit; no $ or =)"
+                )
+        if len(set(value)) != len(value):
+            raise SettingsError(f"{path}: [env] pass names a variable twice (fix: list each once)")
 
 
 def _count(value: object) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
 
 from taskhand.agents.base import Agent, AgentError
@@ -18,17 +19,22 @@ ACP_KEYS = "TASKHAND_ACP_KEYS"  # names of environment variables the ACP agent m
 
 
 def create(
-    name: str, script: Path | None = None, model: str | None = None, outer_sandbox: bool = False
+    name: str,
+    script: Path | None = None,
+    model: str | None = None,
+    outer_sandbox: bool = False,
+    passed: Sequence[str] = (),
 ) -> Agent:
     """The backend called `name`, ready to run units; the heavier ones load only when used.
 
     `outer_sandbox`: taskhand runs the agent inside its own sandbox, so an agent program with a
-    sandbox of its own (codex) leaves it off for writing roles.
+    sandbox of its own (codex) leaves it off for writing roles. `passed` names the variables
+    the plan gives its agents and checks (`[env] pass`).
     """
     if name in CLI_NAMES:
         from taskhand.agents.cli import CliAgent
 
-        return CliAgent(name, model=model, outer_sandbox=outer_sandbox)
+        return CliAgent(name, model=model, outer_sandbox=outer_sandbox, passed=passed)
     if name == "acp":
         from taskhand.agents.acp import AcpAgent
 
@@ -39,15 +45,15 @@ def create(
                 "'gemini --acp' or another ACP agent)"
             )
         keys = os.environ.get(ACP_KEYS, "").replace(",", " ").split()
-        return AcpAgent(command, model=model, keys=keys)
+        return AcpAgent(command, model=model, keys=keys, passed=passed)
     if name == "openai":
         from taskhand.agents.openai_loop import OpenAIAgent
 
         if not model:
             raise AgentError("the openai agent needs a model (fix: --model NAME)")
-        return OpenAIAgent(model)
+        return OpenAIAgent(model, passed=passed)
     if name == "replay":
         if script is None:
             raise AgentError("the replay agent needs a script (fix: --script FILE.toml)")
-        return ReplayAgent.load(script)
+        return ReplayAgent.load(script, passed)
     raise AgentError(f"unknown agent {name!r} (fix: use one of {', '.join(NAMES)})")

@@ -41,7 +41,9 @@ from taskhand.agents.base import (
 )
 from taskhand.agents.cli import nudge
 from taskhand.agents.cli_outcome import Found, outcome, parse_outcome
-from taskhand.secrets import Redactor, clean_env
+from taskhand.agents.cli_presets import variables_for
+from taskhand.allowlist import agent_env
+from taskhand.secrets import Redactor
 
 LINE_LIMIT = 50 * 1024 * 1024  # one JSON-RPC message; longer lines end the unit
 STDERR_KEPT = 64 * 1024
@@ -61,6 +63,7 @@ class AcpAgent:
         name: str = "acp",
         model: str | None = None,
         keys: Sequence[str] = (),
+        passed: Sequence[str] = (),
         prices: Mapping[str, price_list.Price] | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
@@ -74,7 +77,9 @@ class AcpAgent:
         self.argv = [os.path.abspath(found), *command[1:]]
         self.model = model
         self.prices = dict(prices) if prices is not None else price_list.table(environ)
-        self.env = {**clean_env(environ), **{k: environ[k] for k in keys if k in environ}}
+        # Its family's variables when its name says which (claude-code-acp), the ones named
+        # in `keys`, the plan's `passed`; nothing else of ours.
+        self.env = agent_env((*variables_for(found), *keys), passed, environ)
         self.redact = Redactor(environ)
 
     def run(self, unit: Unit) -> Outcome:

@@ -26,7 +26,8 @@ from taskhand.agents.cli_outcome import Found, outcome, parse_outcome
 from taskhand.agents.cli_output import Report
 from taskhand.agents.cli_presets import COMMAND_ENV, NAMES, PRESETS, Context, split_template
 from taskhand.agents.cli_process import OUTPUT_LIMIT, Call, execute
-from taskhand.secrets import Redactor, clean_env
+from taskhand.allowlist import agent_env
+from taskhand.secrets import Redactor
 
 NUDGE = (
     "Your last message did not end with the outcome block. Reply with only that block, as "
@@ -55,6 +56,7 @@ class CliAgent:
         program: str | None = None,
         extra_args: Sequence[str] = (),
         keys: Sequence[str] = (),
+        passed: Sequence[str] = (),
         prices: Mapping[str, price_list.Price] | None = None,
         output_limit: int = OUTPUT_LIMIT,
         env: Mapping[str, str] | None = None,
@@ -86,11 +88,10 @@ class CliAgent:
         if found is None:
             raise AgentError(f"{wanted!r} is not on PATH (fix: install {source})")
         self.program = found
-        allowed = {*self.preset.keys, *keys}
+        # Built from the allow-list: the program's own variables, `keys`, and the plan's `passed`.
         self.env = {
             **dict(self.preset.env),
-            **clean_env(environ),
-            **{k: environ[k] for k in allowed if k in environ},
+            **agent_env((*self.preset.variables, *keys), passed, environ),
         }
         self.redact = Redactor(environ)
         home = Path(environ.get("HOME") or Path.home())

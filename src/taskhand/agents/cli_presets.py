@@ -1,6 +1,6 @@
 """The cli presets: for each agent program (claude, codex, gemini, opencode, aider, or a command
 template) its flags for writing and reviewing roles, how the prompt goes in, how a session
-resumes, which credentials it may see, and which parser reads its output.
+resumes, which variables it may see, and which parser reads its output.
 """
 
 from __future__ import annotations
@@ -28,7 +28,10 @@ COMMAND_ENV = "TASKHAND_AGENT_CMD"
 OUTCOME_HINT = "End your final message with the fenced JSON outcome block the task asks for."
 CLAUDE_WRITE_TOOLS = "Bash,Edit,Write,NotebookEdit,Read,Glob,Grep"
 CLAUDE_READ_TOOLS = "Read,Glob,Grep,Bash"
-# Credentials that opencode, aider and custom commands may need; add more with `keys=`.
+# The variables a program may see, beyond the allow-list every child gets (allowlist.py): its
+# credentials, endpoint and own settings. `NAME_*` is a prefix: the program's own namespace.
+# opencode, aider and custom commands may use any provider; add more with `keys=` or the plan's
+# `[env] pass`.
 PROVIDER_KEYS = tuple(
     f"{provider}_API_KEY"
     for provider in (
@@ -42,6 +45,50 @@ PROVIDER_KEYS = tuple(
         "MISTRAL",
         "XAI",
     )
+)
+PROVIDERS = (
+    *PROVIDER_KEYS,
+    "OPENAI_BASE_URL",
+    "OPENAI_API_BASE",
+    "ANTHROPIC_BASE_URL",
+    "OLLAMA_API_BASE",
+)
+CLAUDE_VARIABLES = (
+    "ANTHROPIC_*",
+    "CLAUDE_*",  # CLAUDE_CONFIG_DIR, CLAUDE_CODE_OAUTH_TOKEN, CLAUDE_CODE_USE_BEDROCK, ...
+    "DISABLE_TELEMETRY",
+    "DISABLE_ERROR_REPORTING",
+    "DISABLE_AUTOUPDATER",
+    "DISABLE_NON_ESSENTIAL_MODEL_CALLS",
+    "IS_SANDBOX",
+    "MAX_THINKING_TOKENS",
+    "BASH_DEFAULT_TIMEOUT_MS",
+    "BASH_MAX_TIMEOUT_MS",
+    "AWS_ACCESS_KEY_ID",  # Bedrock
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "AWS_REGION",
+    "AWS_PROFILE",
+    "GOOGLE_APPLICATION_CREDENTIALS",  # Vertex
+    "CLOUD_ML_REGION",
+)
+CODEX_VARIABLES = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_ORG_ID",
+    "OPENAI_ORGANIZATION",
+    "OPENAI_PROJECT",
+    "CODEX_*",  # CODEX_API_KEY, CODEX_HOME
+)
+GEMINI_VARIABLES = (
+    "GEMINI_*",
+    "GOOGLE_API_KEY",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GOOGLE_CLOUD_PROJECT",
+    "GOOGLE_CLOUD_LOCATION",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+    "GOOGLE_GENAI_USE_GCA",
 )
 
 
@@ -67,7 +114,7 @@ class Context:
 class Preset:
     program: str
     package: str  # where the program comes from, for the error that says it is missing
-    keys: tuple[str, ...]  # credential variables the program may see
+    variables: tuple[str, ...]  # what the program may see beyond the allow-list
     call: Callable[[Context, str, Report | None], Call]  # (context, prompt, run to resume)
     parse: Callable[[str], Report]
     resumable: bool = True
@@ -201,16 +248,7 @@ PRESETS: dict[str, Preset] = {
     "claude": Preset(
         "claude",
         "npm @anthropic-ai/claude-code",
-        (
-            "ANTHROPIC_API_KEY",
-            "ANTHROPIC_AUTH_TOKEN",
-            "CLAUDE_CODE_OAUTH_TOKEN",
-            "AWS_ACCESS_KEY_ID",
-            "AWS_SECRET_ACCESS_KEY",
-            "AWS_SESSION_TOKEN",
-            "AWS_BEARER_TOKEN_BEDROCK",
-            "GOOGLE_APPLICATION_CREDENTIALS",
-        ),
+        CLAUDE_VARIABLES,
         _claude_call,
         parse_claude,
         totals=True,
@@ -220,7 +258,7 @@ PRESETS: dict[str, Preset] = {
     "codex": Preset(
         "codex",
         "npm @openai/codex",
-        ("OPENAI_API_KEY", "CODEX_API_KEY"),
+        CODEX_VARIABLES,
         _codex_call,
         parse_codex,
         totals=True,
@@ -229,7 +267,7 @@ PRESETS: dict[str, Preset] = {
     "gemini": Preset(
         "gemini",
         "npm @google/gemini-cli",
-        ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS"),
+        GEMINI_VARIABLES,
         _gemini_call,
         parse_gemini,
         state=(".gemini",),
@@ -237,12 +275,22 @@ PRESETS: dict[str, Preset] = {
     "opencode": Preset(
         "opencode",
         "npm opencode-ai",
-        PROVIDER_KEYS,
+        ("OPENCODE_*", *PROVIDERS),
         _opencode_call,
         parse_opencode,
         state=(".local/share/opencode", ".config/opencode", ".cache/opencode"),
     ),
-    "aider": Preset("aider", "PyPI aider-chat", PROVIDER_KEYS, _aider_call, parse_aider),
-    "custom": Preset("", "", PROVIDER_KEYS, _custom_call, parse_text, resumable=False),
+    "aider": Preset("aider", "PyPI aider-chat", ("AIDER_*", *PROVIDERS), _aider_call, parse_aider),
+    "custom": Preset("", "", PROVIDERS, _custom_call, parse_text, resumable=False),
 }
 NAMES = tuple(PRESETS)
+
+
+def variables_for(program: str) -> tuple[str, ...]:
+    """The variables of the agent family a program's name says it belongs to (an ACP adapter
+    such as `claude-code-acp` or `codex-acp`, or `gemini --acp`); none for any other program."""
+    name = Path(program).name
+    for family in ("claude", "codex", "gemini", "opencode"):
+        if name.startswith(family):
+            return PRESETS[family].variables
+    return ()

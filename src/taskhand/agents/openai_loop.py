@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from openai import APIConnectionError, APIStatusError, OpenAI, OpenAIError
@@ -36,7 +36,8 @@ from taskhand.agents.base import (
     Usage,
     Verdict,
 )
-from taskhand.secrets import Redactor, clean_env
+from taskhand.allowlist import child_env
+from taskhand.secrets import Redactor
 
 SYSTEM = (
     "You are the implementer of one task in a software project. Work only inside the workspace, "
@@ -144,6 +145,7 @@ class OpenAIAgent:
         retries: int = 4,
         backoff: float = 0.5,
         request_timeout: float = 600.0,
+        passed: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
     ) -> None:
         environ = dict(os.environ if env is None else env)
@@ -161,7 +163,8 @@ class OpenAIAgent:
         self.backoff = backoff
         self.request_timeout = request_timeout
         self._api_key = key
-        self.tool_env = clean_env(environ)
+        # The model's shell gets what a check gets: never the provider's key or endpoint.
+        self.tool_env = child_env(passed=passed, env=environ)
         self.redact = Redactor(environ, extra=(key,))
 
     def run(self, unit: Unit) -> Outcome:

@@ -28,7 +28,8 @@ import json
 import subprocess
 import time
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +44,7 @@ from taskhand.agents.base import (
     Usage,
     Verdict,
 )
-from taskhand.secrets import clean_env
+from taskhand.allowlist import child_env
 
 ACTIONS = ("write", "edit", "delete", "run", "commit", "sleep")
 USAGE = ("tokens_in", "tokens_out", "tokens_cached", "cost")
@@ -61,9 +62,10 @@ class ScriptError(AgentError):
 class ReplayAgent:
     script: dict[str, list[dict[str, Any]]]
     name: str = "replay"
+    env: dict[str, str] = field(default_factory=child_env, repr=False)  # for `run` commands
 
     @classmethod
-    def load(cls, path: Path) -> ReplayAgent:
+    def load(cls, path: Path, passed: Sequence[str] = ()) -> ReplayAgent:
         try:
             text = path.read_text(encoding="utf-8")
             data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
@@ -92,7 +94,7 @@ class ReplayAgent:
                 )
             for attempt in attempts:
                 _check_attempt(path, task_id, attempt)
-        return cls(tasks)
+        return cls(tasks, env=child_env(passed=passed))
 
     def run(self, unit: Unit) -> Outcome:
         attempts = self.script.get(unit.task_id)
@@ -100,8 +102,8 @@ class ReplayAgent:
             return Outcome(Case.ERROR, failure=f"the replay script has no entry for {unit.task_id}")
         entry = attempts[min(unit.attempt, len(attempts)) - 1]
         if unit.role is Role.EVALUATOR:
-            return _review(_review_for(entry, unit.lens), unit)
-        transcript, error = _act(entry, unit)
+            return _review(_review_for(entry, unit.lens), unit, self.env)
+        transcript, error = _act(entry, unit, self.env)
         if error:
             return Outcome(Case.ERROR, failure=error, transcript=transcript)
         usage = _usage(entry, unit)
@@ -128,8 +130,8 @@ def _review_for(entry: dict[str, Any], lens: str) -> dict[str, Any]:
     return dict(entry.get("review", NO_REVIEW))
 
 
-def _review(review: dict[str, Any], unit: Unit) -> Outcome:
-    transcript, error = _act(review, unit)
+def _review(review: dict[str, Any], unit: Unit, env: dict[str, str]) -> Outcome:
+    transcript, error = _act(review, unit, env)
     if error:
         return Outcome(Case.ERROR, failure=error, transcript=transcript)
     usage = _usage(review, unit)
@@ -145,12 +147,14 @@ def _review(review: dict[str, Any], unit: Unit) -> Outcome:
     return Outcome(Case.DONE, verdict=verdict, usage=usage, transcript=transcript)
 
 
-def _act(entry: dict[str, Any], unit: Unit) -> tuple[list[dict[str, object]], str]:
+def _act(
+    entry: dict[str, Any], unit: Unit, env: dict[str, str]
+) -> tuple[list[dict[str, object]], str]:
     """Perform the entry's actions in the unit's worktree: the transcript, and an error or ""."""
     transcript: list[dict[str, object]] = [{"role": "user", "content": unit.prompt}]
     deadline = time.monotonic() + unit.timeout_seconds
     for action in entry.get("actions", []):
-        error = _perform(action, unit, transcript, deadline)
+        error = _perform(action, unit, transcript, deadline, env)
         if error:
             return transcript, error
     return transcript, ""
@@ -232,7 +236,11 @@ def _inside(worktree: Path, relative: str) -> Path | None:
 
 
 def _perform(
-    action: dict[str, Any], unit: Unit, transcript: list[dict[str, object]], deadline: float
+    action: dict[str, Any],
+    unit: Unit,
+    transcript: list[dict[str, object]],
+    deadline: float,
+    env: dict[str, str],
 ) -> str:
     """Carry out one action; an error text when it cannot be done. Commands run as an agent's
     shell does: in the unit's sandbox."""
@@ -248,7 +256,7 @@ def _perform(
             done = subprocess.run(
                 unit.confined(argv),
                 cwd=worktree,
-                env=clean_env(),
+                env=env,
                 capture_output=True,
                 text=True,
                 timeout=max(0.1, deadline - time.monotonic()),

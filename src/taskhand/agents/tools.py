@@ -26,11 +26,11 @@ from taskhand.agents.tool_paths import (
     writable,
 )
 from taskhand.agents.tool_schemas import DEFAULT_READ_LINES, check_arguments
+from taskhand.allowlist import child_env
 from taskhand.checks import run_check
 from taskhand.model import Check
 from taskhand.sandbox import NONE, Sandbox
 from taskhand.scope import matches
-from taskhand.secrets import clean_env
 
 BINARY_PROBE_BYTES = 8 * 1024
 MAX_LINE_CHARS = 2000
@@ -47,7 +47,7 @@ class ToolContext:
     read_only: tuple[str, ...] = ()  # worktree-relative paths readable but never writable
     timeout_seconds: float = 120.0  # per bash call; a model may ask for less, never more
     output_limit: int = 16 * 1024  # bytes of tool output returned to the model
-    env: Mapping[str, str] | None = None  # for bash, secret-named variables always removed
+    env: Mapping[str, str] | None = None  # bash's whole environment; None: the allow-list's
     writable: bool = True  # False for reviewing roles: write and edit refused
     sandbox: Sandbox = NONE  # what confines bash to the workspace
 
@@ -239,10 +239,10 @@ def _bash(args: dict[str, Any], ctx: ToolContext, root: Path) -> ToolResult:
         raise ToolError("the command contains a NUL byte, which no shell can run")
     timeout = min(float(args.get("timeout", ctx.timeout_seconds)), ctx.timeout_seconds)
     check = Check(("bash", "-c", command), timeout_seconds=timeout)
-    # Secret-named variables go even from an env the caller chose: secrets never travel.
     # Room for the cut marker and the closing note, so the output is not cut a second time.
     limit = max(0, ctx.output_limit - 160)
-    result = run_check(check, root, clean_env(ctx.env), limit, ctx.sandbox)
+    env = child_env() if ctx.env is None else ctx.env
+    result = run_check(check, root, env, limit, ctx.sandbox)
     if result.error:
         return ToolResult(False, f"bash could not run: {result.error}")
     if result.timed_out:
