@@ -1,6 +1,12 @@
-"""Secret names and values: which variables hold secrets, and how their values are scrubbed."""
+"""The secret rule: which names and which shapes of value are secret, and how the Redactor
+scrubs them from what is stored or shown."""
 
 from __future__ import annotations
+
+import hashlib
+import secrets
+import string
+import uuid
 
 import pytest
 
@@ -10,6 +16,7 @@ from taskhand.secrets import (
     Redactor,
     is_secret_name,
     redact,
+    scrub_shapes,
     secret_values,
 )
 
@@ -38,6 +45,11 @@ ENV = {
         "HF_TOKEN",
         "MY_SECRET",
         "TOKENS_SECRET",
+        "GH_PAT",
+        "NPM_AUTH",
+        "SENTRY_DSN",
+        "HTTP_AUTHORIZATION",
+        "SESSION_COOKIE",
     ],
 )
 def test_secret_names_are_matched(name: str) -> None:
@@ -46,7 +58,20 @@ def test_secret_names_are_matched(name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["MAX_TOKENS", "PATH", "HOME", "LANG", "OPENAI_BASE_URL", "TERM", "num_tokens"]
+    "name",
+    [
+        "MAX_TOKENS",
+        "PATH",
+        "PYTHONPATH",
+        "HOME",
+        "LANG",
+        "OPENAI_BASE_URL",
+        "TERM",
+        "num_tokens",
+        "GIT_AUTHOR_NAME",
+        "XAUTHORITY",
+        "DATABASE_URL",
+    ],
 )
 def test_ordinary_names_are_not_matched(name: str) -> None:
     assert not is_secret_name(name)
@@ -140,3 +165,145 @@ def test_redactor_repr_does_not_show_the_secrets() -> None:
     redactor = Redactor(ENV)
     assert "hunter22" not in repr(redactor)
     assert "sk-openai" not in repr(redactor)
+
+
+# ---- secret shapes: values that are secret whatever name they stand under
+
+ALNUM = string.ascii_letters + string.digits
+
+
+def rand(n: int, alphabet: str = ALNUM) -> str:
+    return "".join(secrets.choice(alphabet) for _ in range(n))
+
+
+SHAPED = {
+    "GitHub classic": lambda: "ghp_" + rand(36),
+    "GitHub OAuth": lambda: "gho_" + rand(36),
+    "GitHub server": lambda: "ghs_" + rand(36),
+    "GitHub fine-grained": lambda: "github_pat_" + rand(22) + "_" + rand(59),
+    "OpenAI project": lambda: "sk-proj-" + rand(40, ALNUM + "-_"),
+    "OpenAI legacy": lambda: "sk-" + rand(20) + "T3BlbkFJ" + rand(20),
+    "Anthropic": lambda: "sk-ant-api03-" + rand(80, ALNUM + "-_"),
+    "Slack bot": lambda: "xoxb-" + rand(12, string.digits) + "-" + rand(24),
+    "AWS access key id": lambda: "AKIA" + rand(16, string.ascii_uppercase + string.digits),
+    "AWS temporary id": lambda: "ASIA" + rand(16, string.ascii_uppercase + string.digits),
+    "GitLab": lambda: "glpat-" + rand(20, ALNUM + "-_"),
+    "npm": lambda: "npm_" + rand(36),
+    "Google API key": lambda: "AIza" + rand(35, ALNUM + "-_"),
+    "Stripe live": lambda: "sk_live_" + rand(24),
+    "Stripe restricted": lambda: "rk_live_" + rand(24),
+    "Hugging Face": lambda: "hf_" + rand(34),
+    "JSON Web Token": lambda: "eyJ" + rand(30) + ".eyJ" + rand(40) + "." + rand(43),
+}
+
+
+@pytest.mark.parametrize("kind", SHAPED)
+def test_known_token_shapes_are_redacted_in_running_text(kind: str) -> None:
+    token = SHAPED[kind]()
+    text = f"cloning with {token}, then done\n'{token}'"
+    assert scrub_shapes(text) == f"cloning with {REDACTED}, then done\n'{REDACTED}'"
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1r\nAAAAB3Nza==\n"
+        "-----END OPENSSH PRIVATE KEY-----",
+        "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0A1B\n\n"
+        "MIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
+    ],
+)
+def test_a_private_key_block_is_redacted_whole(block: str) -> None:
+    assert scrub_shapes(f"key:\n{block}\nafter") == f"key:\n{REDACTED}\nafter"
+
+
+def test_a_urls_password_is_redacted_and_the_rest_kept() -> None:
+    text = "DATABASE_URL=postgres://app:S3cretPassw0rd@db.example/app and https://u:p@h/x"
+    assert scrub_shapes(text) == (
+        f"DATABASE_URL=postgres://app:{REDACTED}@db.example/app and https://u:{REDACTED}@h/x"
+    )
+
+
+def test_a_dsns_key_is_redacted_and_a_plain_user_name_kept() -> None:
+    key = secrets.token_hex(16)
+    text = f"SENTRY=https://{key}@o123.ingest.sentry.io/456 from https://git@github.com/o/r"
+    assert scrub_shapes(text) == (
+        f"SENTRY=https://{REDACTED}@o123.ingest.sentry.io/456 from https://git@github.com/o/r"
+    )
+
+
+def test_a_bearer_token_is_redacted() -> None:
+    token = rand(32)
+    assert scrub_shapes(f"Authorization: Bearer {token}") == f"Authorization: Bearer {REDACTED}"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "MY_SETTING={v}",
+        "my_setting: {v}",
+        '{{"my_setting": "{v}"}}',
+        '"{{\\"my_setting\\": \\"{v}\\"}}"',  # the same, JSON inside a JSON string
+        "export SERVICE_HANDLE='{v}'",
+    ],
+)
+def test_a_random_value_after_a_plain_key_is_redacted(line: str) -> None:
+    value = "Ab1" + rand(29)  # mixed case and digits, as generated credentials are
+    assert scrub_shapes(line.format(v=value)) == line.format(v=REDACTED)
+
+
+def test_under_a_secret_looking_key_hex_and_shorter_values_are_redacted_too() -> None:
+    digest = secrets.token_hex(20)
+    assert scrub_shapes(f"API_KEY={digest}") == f"API_KEY={REDACTED}"
+    assert scrub_shapes("db_password: hunter2hunter2") == f"db_password: {REDACTED}"
+    assert scrub_shapes('"client_secret": "x9Yz7Wv5"') == f'"client_secret": "{REDACTED}"'
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"commit {hashlib.sha1(b'x').hexdigest()}",
+        f"sha={hashlib.sha1(b'y').hexdigest()}",
+        f"digest: sha256:{hashlib.sha256(b'x').hexdigest()}",
+        f"id={uuid.UUID(int=12345678901234567890)}",
+        '"integrity": "sha512-' + "Ab1" + "x" * 60 + '=="',
+        "model: claude-sonnet-4-20250514",
+        "run_id=20261202-140000-ab12",
+        "created=2026-12-02T14:00:00.123Z",
+        "PATH=/usr/local/bin:/usr/bin",
+        "PYTHONPATH=/home/Someone/Projects2024/src",
+        "pip install scikit-learn; sk-learn; task-list-of-many-things-2024-final",
+        "max_tokens: 4096; tokens_in=1200",
+        "api_key = os.environ; secret = settings.SECRET_KEY",
+        "password: changeme",
+        "GIT_AUTHOR_NAME=Tess Ter",
+        "https://git@github.com/org/repo.git http://localhost:8080/path",
+        "basic configuration, bearer of bad news",
+    ],
+)
+def test_ordinary_output_is_left_alone(text: str) -> None:
+    assert scrub_shapes(text) == text
+
+
+def test_a_shaped_value_under_a_plain_name_is_known_wherever_it_appears() -> None:
+    token = "sk-proj-" + rand(40)
+    pat = "ghp_" + rand(36)
+    env = {"MY_SETTING": token, "HELPER": pat, "PATH": "/usr/bin", "HOSTNAME": "a1b2c3d4e5f6"}
+    redactor = Redactor(env)
+    assert set(redactor.secrets) == {token, pat}
+    # Cut out of its shape's context (no prefix boundary, no key), still caught by value.
+    assert redactor(f"x{token}x and {pat[4:]}") == f"x{REDACTED}x and {pat[4:]}"
+    assert redactor(f"{pat}") == REDACTED
+
+
+def test_a_url_password_in_the_environment_is_known_in_both_spellings() -> None:
+    redactor = Redactor({"DATABASE_URL": "postgres://app:p%40ss%2Fw0rd!@db/app"})
+    assert set(redactor.secrets) == {"p%40ss%2Fw0rd!", "p@ss/w0rd!"}
+    assert redactor("connecting with p@ss/w0rd! as app") == f"connecting with {REDACTED} as app"
+
+
+def test_the_redactor_scrubs_shapes_without_any_known_secret() -> None:
+    token = "npm_" + rand(36)
+    redactor = Redactor({})
+    assert redactor.secrets == ()
+    assert redactor.value({"log": [f"auth {token}"]}) == {"log": [f"auth {REDACTED}"]}

@@ -108,14 +108,21 @@ def test_create_run_strips_secret_keys_from_config(store: Store, db_path: Path) 
         "Client_Secret": "s3",
         "password": "p4",
         "agent": {"name": "claude", "apiKey": "k5", "args": [{"Token": "t6", "x": 1}]},
+        "GH_PAT": "p7",
+        "npm_auth": "a8",
+        "script": "deploy --db postgres://app:S3cretPassw0rd@db/app",
     }
     run = store.create_run("p", "markdown", "/r", "sha", "b", config)
-    expected = {"jobs": 2, "agent": {"name": "claude", "args": [{"x": 1}]}}
+    expected = {
+        "jobs": 2,
+        "agent": {"name": "claude", "args": [{"x": 1}]},
+        "script": "deploy --db postgres://app:[redacted]@db/app",  # the one rule: shapes too
+    }
     assert run.config == expected
     with raw(db_path) as conn:
         stored = conn.execute("SELECT config FROM runs").fetchone()[0]
     assert json.loads(stored) == expected
-    for secret in ("sk-1", "ghp-2", "s3", "p4", "k5", "t6"):
+    for secret in ("sk-1", "ghp-2", "s3", "p4", "k5", "t6", "p7", "a8", "S3cretPassw0rd"):
         assert secret not in stored
     assert "OPENAI_API_KEY" in config  # the caller's dict is left alone
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import secrets
 import sqlite3
 import tempfile
@@ -35,6 +34,7 @@ from taskhand.records import (
     TaskStats,
     UnitRow,
 )
+from taskhand.secrets import is_secret_name, scrub_shapes
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -45,8 +45,6 @@ Row = TypeVar("Row", bound="DataclassInstance")
 ATTEMPT_ENDS = ("passed", "failed", "interrupted")
 # What Tilth's task-status.json calls each status; OPEN and BUSY read as pending there (absent).
 TILTH_STATUS = {Status.DONE: "done", Status.FAIL: "failed", Status.WAIT: "waiting"}
-# TOKEN but not TOKENS: token counts and caps (run_tokens) are no secret.
-_SECRET_KEY = re.compile(r"KEY|TOKEN(?!S)|SECRET|PASSWORD", re.IGNORECASE)
 # The export writes these beside an event's data, so the data cannot use them.
 _RESERVED_EVENT_KEYS = ("id", "ts")
 
@@ -71,15 +69,18 @@ def _json(value: Any) -> str:
 
 
 def strip_secrets(value: Any) -> Any:
-    """`value` without any mapping key that names a key, token, secret or password."""
+    """`value` without any mapping key that names a secret, and with secret-shaped text
+    scrubbed from its strings: the one rule of taskhand.secrets."""
     if isinstance(value, dict):
         return {
             k: strip_secrets(v)
             for k, v in value.items()
-            if not (isinstance(k, str) and _SECRET_KEY.search(k))
+            if not (isinstance(k, str) and is_secret_name(k))
         }
     if isinstance(value, list):
         return [strip_secrets(v) for v in value]
+    if isinstance(value, str):
+        return scrub_shapes(value)
     return value
 
 
