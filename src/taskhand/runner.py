@@ -112,8 +112,8 @@ class Runner:
         self.repo = Path(run.repo)
         self.plan_path = Path(run.plan_path)
         self.started = time.monotonic()
-        # Secret values (environment variables named like keys, tokens, passwords) never reach
-        # a prompt, a transcript or an event.
+        # Secrets (values of secret-named variables, and anything shaped like a token, a key
+        # or a password in a URL) never reach a prompt, a transcript or an event.
         self.redact = Redactor()
         self._plan: Plan | None = None
         self._signature: list[tuple[str, int, int]] = []

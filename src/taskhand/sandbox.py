@@ -93,6 +93,7 @@ class Sandbox:
         wrapped += [
             # Caches that tools write under $HOME land in the private /tmp instead.
             "--setenv", "XDG_CACHE_HOME", "/tmp/.cache",
+            "--setenv", "TMPDIR", "/tmp",  # the outside TMPDIR may not exist in here
             "--unshare-pid",
             "--unshare-ipc",
             "--die-with-parent",
