@@ -99,7 +99,7 @@ def test_an_unknown_agent_in_a_task_stops_the_run_before_it_starts(
     replay.write_text('{"tasks": {}}')
     result = run_cli("run", repo / "plan", "--script", replay)
     assert result.exit_code == 1
-    assert "unknown agent 'robot'" in result.stderr
+    assert "asks for agent 'robot', which taskhand does not have" in result.stderr
     assert git(repo, "branch", "--format=%(refname:short)").split() == ["main"]
 
 
