@@ -261,7 +261,7 @@ def test_under_the_sandbox_a_signal_leaves_no_process_behind(
         run_id = interrupted_line(run.stderr(), signum)
         # Gone with the namespace: at once, give or take the kernel's teardown on a busy
         # machine (the namespace's first process reaps every other before it is gone).
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 5
         while survivors(folder) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert survivors(folder) == [], "a process of the sandboxed program survived"

@@ -97,8 +97,10 @@ class Sandbox:
             "--unshare-pid",
             "--unshare-ipc",
             "--die-with-parent",
-            # A new session: no access to the controlling terminal (no TIOCSTI typing).
-            "--new-session",
+            # No --new-session: the callers start bwrap in a session of its own already (so
+            # nothing inside has a controlling terminal to type into), and keeping the
+            # namespace's first process in bwrap's process group lets one killpg take down the
+            # whole sandbox, whatever happens to bwrap itself.
             "--chdir", str(cwd.resolve()),
             "--",
             *argv,
@@ -169,6 +171,7 @@ def bwrap_problem() -> str:
         done = subprocess.run(
             probe.argv(["true"], [], Path("/")),
             stdin=subprocess.DEVNULL,
+            start_new_session=True,
             capture_output=True,
             timeout=30,
             check=False,

@@ -283,7 +283,14 @@ def _perform(
                 str(action["commit"]),
             ],
         ):
-            subprocess.run(unit.confined(argv), cwd=worktree, capture_output=True, check=False)
+            subprocess.run(
+                unit.confined(argv),
+                cwd=worktree,
+                env=env,
+                capture_output=True,
+                start_new_session=True,
+                check=False,
+            )
         return ""
     target = _inside(worktree, str(action[kind]))
     if target is None:
