@@ -44,14 +44,18 @@ def prepare(repo: Path, path: Path, index: Path, sha: str, branch: str | None) -
     HEAD when None). A folder left from an earlier use of `path` is brought to `sha` by
     rewriting only the files that differ, when the harness's index of it is still there."""
     full = git.resolve(repo, sha)
-    if not _reusable(path, index):
+    reused = _reusable(path, index)
+    if not reused:
         remove(path)
         index.unlink(missing_ok=True)
     index.parent.mkdir(parents=True, exist_ok=True)
     path.mkdir(parents=True, exist_ok=True)
+    with os.scandir(path) as entries:  # an empty new folder has nothing to clean away
+        leftovers = reused or any(entries)
     own = _own_index(repo, path, index)
     git._git(repo, *own, "read-tree", "--reset", "-u", full, env=_index_env(index))
-    git._git(repo, *own, "clean", "-ffdxq", env=_index_env(index))
+    if leftovers:
+        git._git(repo, *own, "clean", "-ffdxq", env=_index_env(index))
     _make_git_dir(repo, path / ".git", full, branch, index)
     info = os.stat(path)
     return Workspace(path, index, (info.st_dev, info.st_ino))
