@@ -268,7 +268,8 @@ class Runner:
         if final:
             return final[-1].reason or f"the last attempt ended as {final[-1].status}"
         if len(failed) >= (task.max_attempts or self.caps.max_attempts):
-            return f"{len(failed)} attempts failed; the last: {failed[-1].reason}"
+            counted = f"{len(failed)} attempt{'s' if len(failed) != 1 else ''} failed"
+            return f"{counted}; the last: {failed[-1].reason}"
         if len(rejected) >= self.caps.bounces:
             return (
                 f"the reviewer rejected {len(rejected)} attempts, the bounce cap; "
