@@ -325,4 +325,6 @@ def test_a_run_cap_reached_by_the_worker_stops_before_the_review_resumably(
     assert [u.role for u in units] == ["implementer", "evaluator"]
     assert [(e.iteration, e.outcome) for e in ledger] == [(1, "accepted")]
     assert [e.data["attempt"] for e in again.of("attempt_resumed")] == [1]
+    with Store.open(StateDir.for_repo(repo).database) as store:  # no second attempt opened
+        assert [(a.number, a.status) for a in store.attempts(resumed.run_id)] == [(1, "passed")]
     assert git(repo, "show", f"{resumed.run_branch}:a.txt") == "a\n"

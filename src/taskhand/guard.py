@@ -53,14 +53,16 @@ class Guard:
         branches = {self.run.run_branch, *(a.branch for a in self.store.attempts(self.run.id))}
         return {f"refs/heads/{b}" for b in branches if b}
 
-    def head(self) -> tuple[str, set[str]]:
+    def head(self, attempts: list[Attempt] | None = None) -> tuple[str, set[str]]:
         """Where the run branch must be: the last integrated commit, and the values it may hold
         (that commit, or an accepted candidate on top of it whose move the run was killed in)."""
+        if attempts is None:
+            attempts = self.store.attempts(self.run.id)
         integrated = self.store.events_of(self.run.id, "integrated")
         last = str(integrated[-1].data["sha"]) if integrated else self.run.base_sha
         done = {str(e.data["sha"]) for e in integrated}
         allowed = {last}
-        for attempt in self.store.attempts(self.run.id):
+        for attempt in attempts:
             candidate = attempt.candidate_sha
             fresh = candidate and candidate not in done and attempt.base_sha == last
             if attempt.status == "passed" and fresh:
@@ -70,9 +72,9 @@ class Guard:
     def check_refs(self, task_id: str | None = None) -> list[str]:
         """Put back every branch of the run that is not where the store says; what was wrong."""
         found = []
-        expected, allowed = self.head()
-        branch = self.run.run_branch
         attempts = self.store.attempts(self.run.id)
+        expected, allowed = self.head(attempts)
+        branch = self.run.run_branch
         task_branches = {a.branch for a in attempts if a.candidate_sha}
         now = git.branch_shas(self.repo, [branch, *sorted(task_branches)])
         if now.get(branch) not in allowed:

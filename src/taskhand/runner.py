@@ -12,7 +12,8 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -282,20 +283,26 @@ class Runner:
         base = self.guard.head()[0]
         earlier = self.store.attempts(self.run.id, task.id)
         number = len(earlier) + 1
+        paused = self.paused(earlier, base)
+        if paused is not None:  # before a new attempt is opened: the paused one goes on
+            return self.resume_review(plan, book, task, paused)
         path = self.state.worktree(self.run.id, task.id, number)
         branch = self.branch_for(task, earlier)
         attempt = self.store.start_attempt(self.run.id, task.id, str(path), branch, base)
-        paused = self.paused(earlier, base)
-        if paused is not None:
-            return self.resume_review(plan, book, task, paused)
         building_on = self.building_on(earlier, base)
         start = building_on.candidate_sha if building_on else None
         self.emit("attempt_started", task.id, attempt=attempt.number, start=start or base)
-        index = self.state.index(self.run.id, f"{task.id}-attempt-{number}")
-        try:
-            ws = workspace.prepare(self.repo, path, index, start or base, task_branch(task))
-            shown = building_on.number if building_on else None
+        shown = building_on.number if building_on else None
+        with self.workspace_at(task, attempt, start or base) as ws:
             return self.work(plan, book, task, attempt, ws, shown)
+
+    @contextmanager
+    def workspace_at(self, task: Task, attempt: Attempt, sha: str) -> Iterator[workspace.Workspace]:
+        """The attempt's workspace at `sha` while the block runs, then gone with its index."""
+        path = Path(attempt.worktree)
+        index = self.state.index(self.run.id, f"{task.id}-attempt-{attempt.number}")
+        try:
+            yield workspace.prepare(self.repo, path, index, sha, task_branch(task))
         finally:
             workspace.remove(path)
             index.unlink(missing_ok=True)
@@ -322,16 +329,10 @@ class Runner:
             GateResult(g.name, g.ok, g.detail, g.exit_code, g.seconds, g.output)
             for g in self.store.gates(attempt.id)
         ]
-        path = Path(attempt.worktree)
-        index = self.state.index(self.run.id, f"{task.id}-attempt-{attempt.number}")
         candidate = attempt.candidate_sha or ""
-        try:
-            ws = workspace.prepare(self.repo, path, index, candidate, attempt.branch)
-            context = self.context(plan, book, task, path)
+        with self.workspace_at(task, attempt, candidate) as ws:
+            context = self.context(plan, book, task, ws.path)
             return self.judge(task, context, attempt, ws, candidate, outcome, results)
-        finally:
-            workspace.remove(path)
-            index.unlink(missing_ok=True)
 
     def building_on(self, earlier: list[Attempt], base: str) -> Attempt | None:
         """The rejected attempt the next one continues from: a reviewer's findings are fixed
