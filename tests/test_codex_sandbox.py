@@ -101,6 +101,10 @@ def test_real_codex_inside_bubblewrap_writes_or_only_reads_by_role(
     codex, work = real("codex"), repo(tmp_path)
     # The outer sandbox: everything read-only but tmp_path, a private /tmp, its own pids.
     outer = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    # What the test runs from may itself lie under /tmp (a clone there): shown read-only.
+    for needed in {ROOT.resolve(), Path(sys.prefix).resolve(), Path(codex).resolve().parent}:
+        if needed.is_relative_to("/tmp"):
+            outer += ["--ro-bind", str(needed), str(needed)]
     outer += ["--bind", str(tmp_path), str(tmp_path), "--unshare-pid", "--die-with-parent"]
     reply = DONE if role is Role.IMPLEMENTER else ACCEPT
     script = [shell("printf 'hi\\n' > hello.txt"), responses.Turn(text=reply)]
