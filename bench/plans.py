@@ -230,12 +230,12 @@ def _peak_rss_kib() -> int:
 def measure(dialect: str, folder: Path, manifest: Path, runs: int, profile: bool) -> dict[str, Any]:
     """Time load+validate, frontier and critical path; check the results; report memory."""
     try:
-        from taskhand import schedule
+        from taskhand.plan import schedule
     except ImportError:  # run without the package installed: use the source tree
         sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-        from taskhand import schedule
-    from taskhand.model import Status
-    from taskhand.validate import validate
+        from taskhand.plan import schedule
+    from taskhand.plan.model import Status
+    from taskhand.plan.validate import validate
 
     expect = json.loads(manifest.read_text())
     size = expect["size"]

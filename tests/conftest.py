@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from taskhand.cli import cli
+from taskhand.cli.main import cli
 
 SPEC_SOURCE = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "tasktrack-spec.md"
 

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from taskhand import launch, runconfig
-from taskhand.records import Event
+from taskhand import config as runconfig
+from taskhand.run import launch
+from taskhand.state.records import Event
 
 GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"]
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from taskhand.runconfig import PromptCaps
+from taskhand.config import PromptCaps
 from taskhand.settings import (
     Review,
     Route,

@@ -1,3 +1,3 @@
-from taskhand.cli import main
+from taskhand.cli.main import main
 
 main()

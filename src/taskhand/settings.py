@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from taskhand.agents.base import LENSES
-from taskhand.runconfig import PromptCaps
+from taskhand.config import PromptCaps
 
 FILE = "taskhand.toml"
 DEFAULT_AGENT = "replay"

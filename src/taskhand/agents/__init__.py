@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from taskhand.agents.base import Agent, AgentError
-from taskhand.agents.cli_presets import NAMES as CLI_NAMES
+from taskhand.agents.cli.presets import NAMES as CLI_NAMES
 from taskhand.agents.replay import ReplayAgent
 
 __all__ = ["NAMES", "Agent", "AgentError", "create"]
@@ -32,11 +32,11 @@ def create(
     the plan gives its agents and checks (`[env] pass`).
     """
     if name in CLI_NAMES:
-        from taskhand.agents.cli import CliAgent
+        from taskhand.agents.cli.backend import CliAgent
 
         return CliAgent(name, model=model, outer_sandbox=outer_sandbox, passed=passed)
     if name == "acp":
-        from taskhand.agents.acp import AcpAgent
+        from taskhand.agents.acp.backend import AcpAgent
 
         command = shlex.split(os.environ.get(ACP_COMMAND, ""))
         if not command:
@@ -47,7 +47,7 @@ def create(
         keys = os.environ.get(ACP_KEYS, "").replace(",", " ").split()
         return AcpAgent(command, model=model, keys=keys, passed=passed)
     if name == "openai":
-        from taskhand.agents.openai_loop import OpenAIAgent
+        from taskhand.agents.openai.loop import OpenAIAgent
 
         if not model:
             raise AgentError("the openai agent needs a model (fix: --model NAME)")

@@ -11,7 +11,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
-from taskhand.sandbox import NONE, Sandbox
+from taskhand.host.sandbox import NONE, Sandbox
 
 
 class Role(StrEnum):

@@ -44,7 +44,7 @@ from taskhand.agents.base import (
     Usage,
     Verdict,
 )
-from taskhand.allowlist import child_env
+from taskhand.host.allowlist import child_env
 
 ACTIONS = ("write", "edit", "delete", "run", "commit", "sleep")
 USAGE = ("tokens_in", "tokens_out", "tokens_cached", "cost")

@@ -26,11 +26,11 @@ from taskhand.agents.tool_paths import (
     writable,
 )
 from taskhand.agents.tool_schemas import DEFAULT_READ_LINES, check_arguments
-from taskhand.allowlist import child_env
-from taskhand.checks import run_check
-from taskhand.model import Check
-from taskhand.sandbox import NONE, Sandbox
-from taskhand.scope import matches
+from taskhand.gates.checks import run_check
+from taskhand.gates.scope import matches
+from taskhand.host.allowlist import child_env
+from taskhand.host.sandbox import NONE, Sandbox
+from taskhand.plan.model import Check
 
 BINARY_PROBE_BYTES = 8 * 1024
 MAX_LINE_CHARS = 2000

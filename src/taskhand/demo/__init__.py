@@ -13,7 +13,9 @@ import tempfile
 from importlib.resources import as_file, files
 from pathlib import Path
 
-from taskhand import launch, runconfig, watch
+from taskhand import config as runconfig
+from taskhand.run import launch
+from taskhand.views import progress as watch
 
 GIT_ENV_ARGS = ["-c", "user.name=taskhand demo", "-c", "user.email=demo@taskhand.invalid"]
 

@@ -14,11 +14,11 @@ from pathlib import Path
 from string import Template
 
 from taskhand.agents.base import CaseReport
-from taskhand.diffs import Change
+from taskhand.config import PromptCaps
 from taskhand.gates import GateResult
-from taskhand.model import Exchange, Plan, Status, Task
-from taskhand.records import LedgerEntry
-from taskhand.runconfig import PromptCaps
+from taskhand.plan.model import Exchange, Plan, Status, Task
+from taskhand.state.records import LedgerEntry
+from taskhand.workspace.diffs import Change
 
 CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md")  # the project's conventions, read at the task's base
 CUT = "[... cut for length ...]"

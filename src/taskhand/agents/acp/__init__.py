@@ -1,0 +1,1 @@
+"""The acp backend: any agent speaking the Agent Client Protocol over stdio."""

@@ -1,0 +1,1 @@
+"""The cli backend: an agent's own program, driven through its preset."""

@@ -1,0 +1,198 @@
+"""The cli backend: a coding agent's own program runs each unit in its worktree, through the
+preset for that program; a final message without the outcome (or verdict) block gets one nudge
+on the same session, and failures come back as outcomes with usage priced.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from taskhand.agents import prices as price_list
+from taskhand.agents.base import (
+    CATEGORIES,
+    AgentError,
+    Case,
+    Outcome,
+    Role,
+    Unit,
+    Usage,
+)
+from taskhand.agents.cli.outcome import Found, outcome, parse_outcome
+from taskhand.agents.cli.output import Report
+from taskhand.agents.cli.presets import COMMAND_ENV, NAMES, PRESETS, Context, split_template
+from taskhand.host.allowlist import agent_env
+from taskhand.host.process import OUTPUT_LIMIT, Call, execute
+from taskhand.host.secrets import Redactor
+
+NUDGE = (
+    "Your last message did not end with the outcome block. Reply with only that block, as "
+    'fenced JSON: {"case": "done", "resolution": "..."}, or {"case": "question", "question": '
+    '"...", "options": ["...", "..."]}, or {"case": "failed", "failure": "..."}.'
+)
+# The example is not itself a valid verdict, so an agent that echoes it is not taken to accept.
+VERDICT_NUDGE = (
+    "Your last message did not end with the verdict block. Reply with only that block, as "
+    'fenced JSON: {"verdict": "accept or reject", "category": "...", "concern": "...", '
+    '"evidence": ["file:symbol"], "next_step": "..."}. An accept leaves category and next_step '
+    f"empty; a reject needs both, the category one of {', '.join(CATEGORIES)}."
+)
+STDERR_TAIL = 2000  # characters of stderr quoted in a failure
+
+
+class CliAgent:
+    """Runs units through an agent's command-line program; failures come back as outcomes."""
+
+    def __init__(
+        self,
+        preset: str,
+        *,
+        model: str | None = None,
+        command: str | None = None,
+        program: str | None = None,
+        extra_args: Sequence[str] = (),
+        keys: Sequence[str] = (),
+        passed: Sequence[str] = (),
+        prices: Mapping[str, price_list.Price] | None = None,
+        output_limit: int = OUTPUT_LIMIT,
+        env: Mapping[str, str] | None = None,
+        outer_sandbox: bool = False,  # taskhand sandboxes it: codex writers skip their own
+    ) -> None:
+        if preset not in PRESETS:
+            raise AgentError(f"unknown cli preset {preset!r} (fix: use one of {', '.join(NAMES)})")
+        environ = dict(os.environ if env is None else env)
+        self.name = preset
+        self.preset = PRESETS[preset]
+        self.model = model
+        self.extra = list(extra_args)
+        self.output_limit = output_limit
+        self.outer_sandbox = outer_sandbox
+        self.prices = dict(prices) if prices is not None else price_list.table(environ)
+        self.template = ""
+        if preset == "custom":
+            self.template = command or environ.get(COMMAND_ENV, "")
+            words = split_template(self.template)
+            if not words:
+                raise AgentError(
+                    f"the custom agent needs a command (fix: set {COMMAND_ENV}, e.g. "
+                    "'my-agent --prompt-file {prompt_file}')"
+                )
+            wanted, source = words[0], f"the command in {COMMAND_ENV}"
+        else:
+            wanted, source = program or self.preset.program, self.preset.package
+        found = shutil.which(wanted, path=environ.get("PATH"))
+        if found is None:
+            raise AgentError(f"{wanted!r} is not on PATH (fix: install {source})")
+        self.program = found
+        # Built from the allow-list: the program's own variables, `keys`, and the plan's `passed`.
+        self.env = {
+            **dict(self.preset.env),
+            **agent_env((*self.preset.variables, *keys), passed, environ),
+        }
+        self.redact = Redactor(environ)
+        home = Path(environ.get("HOME") or Path.home())
+        self.state = tuple(home / name for name in self.preset.state)
+        self.program_files = Path(self.program).resolve().parent
+
+    def run(self, unit: Unit) -> Outcome:
+        deadline = time.monotonic() + unit.timeout_seconds
+        with tempfile.TemporaryDirectory(prefix="taskhand-cli-") as scratch:
+            model = unit.model or self.model
+            context = Context(self.program, unit, Path(scratch), self.env, model, self.extra)
+            context.template = self.template
+            # Under taskhand's sandbox a writer needs no sandbox of the program's own.
+            context.outer_sandbox = self.outer_sandbox or unit.sandbox.active
+            transcript: list[dict[str, object]] = [{"role": "user", "content": unit.prompt}]
+            report, failure = self._attempt(context, unit.prompt, None, deadline, transcript)
+            if failure:
+                return self._end(Case.ERROR, report, transcript, context.model, failure=failure)
+            found = parse_outcome(report.text, unit.role)
+            if isinstance(found, str) and self.preset.resumable and report.session:
+                first, asked = report, nudge(unit.role)
+                report, failure = self._attempt(context, asked, first, deadline, transcript)
+                if not self.preset.totals:
+                    report.usage = first.usage + report.usage
+                    report.priced = first.priced and report.priced
+                if failure:
+                    return self._end(Case.ERROR, report, transcript, context.model, failure=failure)
+                found = parse_outcome(report.text, unit.role)
+            if isinstance(found, str):
+                return self._end(Case.ERROR, report, transcript, context.model, failure=found)
+            return self._end(found.case, report, transcript, context.model, found=found)
+
+    def _attempt(
+        self,
+        context: Context,
+        prompt: str,
+        resume: Report | None,
+        deadline: float,
+        transcript: list[dict[str, object]],
+    ) -> tuple[Report, str]:
+        """Run the program once: its report, and why the unit broke ("" when it did not)."""
+        call = self.preset.call(context, prompt, resume)
+        # The program runs in the unit's sandbox; its scratch folder (answer files) is its own.
+        unit = context.unit
+        sandbox = unit.sandbox.with_readable([Path(self.program), self.program_files])
+        writable = [unit.worktree, context.scratch, *self.state]
+        confined = Call(sandbox.argv(call.argv, writable, unit.worktree), call.stdin, call.env)
+        env = {**self.env, **call.env}
+        run = execute(confined, context.unit.worktree, env, deadline, self.output_limit)
+        transcript.append({"role": "agent", "argv": _shown(call, prompt), "exit_code": run.code})
+        if run.error:
+            return Report(), run.error
+        try:
+            report, unreadable = self.preset.parse(run.stdout), ""
+        except ValueError as exc:
+            report, unreadable = Report(), f"{self.name} printed output we cannot read: {exc}"
+        transcript.extend(_clip(event) for event in report.events)
+        tail = run.stderr.strip()[-STDERR_TAIL:] or run.stdout.strip()[-STDERR_TAIL:]
+        if run.timed_out:
+            return report, f"timed out after {context.unit.timeout_seconds:g} s"
+        if report.error:
+            return report, f"{self.name} failed: {report.error}"
+        if run.code != 0:
+            return report, f"{self.name} exited {run.code}: {tail or '(no output)'}"
+        return report, unreadable
+
+    def _end(
+        self,
+        case: Case,
+        report: Report,
+        transcript: list[dict[str, object]],
+        model: str | None,
+        *,
+        failure: str = "",
+        found: Found | None = None,
+    ) -> Outcome:
+        usage = report.usage
+        model = report.model or model
+        if not report.priced and usage.tokens_in + usage.tokens_out > 0:
+            dollars = price_list.estimate(model or "", usage, self.prices)
+            if dollars is None:
+                transcript.append({"role": "note", "content": f"no price for model {model!r}"})
+            else:
+                usage = Usage(usage.tokens_in, usage.tokens_out, usage.tokens_cached, dollars, True)
+        transcript.append(_clip({"role": "assistant", "content": report.text}, 20_000))
+        return outcome(case, found, failure, usage, transcript, self.redact)
+
+
+def nudge(role: Role) -> str:
+    """What a unit is asked once when its final message lacks the block its role ends with."""
+    return VERDICT_NUDGE if role is Role.EVALUATOR else NUDGE
+
+
+def _shown(call: Call, prompt: str) -> list[str]:
+    """The argv for the transcript, with the prompt (stored once already) left out."""
+    return [arg.replace(prompt, "<prompt>") if prompt else arg for arg in call.argv]
+
+
+def _clip(event: dict[str, object], limit: int = 4000) -> dict[str, object]:
+    """An event for the transcript, with long strings (command output) cut to `limit`."""
+    return {
+        key: value[:limit] + "..." if isinstance(value, str) and len(value) > limit else value
+        for key, value in event.items()
+    }

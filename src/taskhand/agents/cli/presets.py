@@ -1,0 +1,296 @@
+"""The cli presets: for each agent program (claude, codex, gemini, opencode, aider, or a command
+template) its flags for writing and reviewing roles, how the prompt goes in, how a session
+resumes, which variables it may see, and which parser reads its output.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from taskhand.agents.base import AgentError, Role, Unit
+from taskhand.agents.cli.codex_sandbox import helper_path, sandbox_mode
+from taskhand.agents.cli.output import (
+    Report,
+    parse_aider,
+    parse_claude,
+    parse_codex,
+    parse_gemini,
+    parse_opencode,
+    parse_text,
+)
+from taskhand.host.process import Call
+
+COMMAND_ENV = "TASKHAND_AGENT_CMD"
+OUTCOME_HINT = "End your final message with the fenced JSON outcome block the task asks for."
+CLAUDE_WRITE_TOOLS = "Bash,Edit,Write,NotebookEdit,Read,Glob,Grep"
+CLAUDE_READ_TOOLS = "Read,Glob,Grep,Bash"
+# The variables a program may see, beyond the allow-list every child gets (allowlist.py): its
+# credentials, endpoint and own settings. `NAME_*` is a prefix: the program's own namespace.
+# opencode, aider and custom commands may use any provider; add more with `keys=` or the plan's
+# `[env] pass`.
+PROVIDER_KEYS = tuple(
+    f"{provider}_API_KEY"
+    for provider in (
+        "ANTHROPIC",
+        "OPENAI",
+        "GEMINI",
+        "GOOGLE",
+        "OPENROUTER",
+        "DEEPSEEK",
+        "GROQ",
+        "MISTRAL",
+        "XAI",
+    )
+)
+PROVIDERS = (
+    *PROVIDER_KEYS,
+    "OPENAI_BASE_URL",
+    "OPENAI_API_BASE",
+    "ANTHROPIC_BASE_URL",
+    "OLLAMA_API_BASE",
+)
+CLAUDE_VARIABLES = (
+    "ANTHROPIC_*",
+    "CLAUDE_*",  # CLAUDE_CONFIG_DIR, CLAUDE_CODE_OAUTH_TOKEN, CLAUDE_CODE_USE_BEDROCK, ...
+    "DISABLE_TELEMETRY",
+    "DISABLE_ERROR_REPORTING",
+    "DISABLE_AUTOUPDATER",
+    "DISABLE_NON_ESSENTIAL_MODEL_CALLS",
+    "IS_SANDBOX",
+    "MAX_THINKING_TOKENS",
+    "BASH_DEFAULT_TIMEOUT_MS",
+    "BASH_MAX_TIMEOUT_MS",
+    "AWS_ACCESS_KEY_ID",  # Bedrock
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "AWS_REGION",
+    "AWS_PROFILE",
+    "GOOGLE_APPLICATION_CREDENTIALS",  # Vertex
+    "CLOUD_ML_REGION",
+)
+CODEX_VARIABLES = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENAI_ORG_ID",
+    "OPENAI_ORGANIZATION",
+    "OPENAI_PROJECT",
+    "CODEX_*",  # CODEX_API_KEY, CODEX_HOME
+)
+GEMINI_VARIABLES = (
+    "GEMINI_*",
+    "GOOGLE_API_KEY",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+    "GOOGLE_CLOUD_PROJECT",
+    "GOOGLE_CLOUD_LOCATION",
+    "GOOGLE_GENAI_USE_VERTEXAI",
+    "GOOGLE_GENAI_USE_GCA",
+)
+
+
+@dataclass
+class Context:
+    """What a preset needs to build its argv for one unit."""
+
+    program: str
+    unit: Unit
+    scratch: Path  # a private folder outside the worktree, gone after the unit
+    env: Mapping[str, str]
+    model: str | None
+    extra: Sequence[str]
+    template: str = ""
+    outer_sandbox: bool = False  # taskhand runs the program inside a sandbox of its own
+
+    @property
+    def writing(self) -> bool:
+        return self.unit.role is Role.IMPLEMENTER
+
+
+@dataclass(frozen=True)
+class Preset:
+    program: str
+    package: str  # where the program comes from, for the error that says it is missing
+    variables: tuple[str, ...]  # what the program may see beyond the allow-list
+    call: Callable[[Context, str, Report | None], Call]  # (context, prompt, run to resume)
+    parse: Callable[[str], Report]
+    resumable: bool = True
+    totals: bool = False  # a resumed run reports the whole session's usage, not its own
+    env: tuple[tuple[str, str], ...] = ()  # defaults for the program's environment
+    # Where under $HOME the program keeps its own settings and sessions: writable inside the
+    # sandbox, which keeps the rest of $HOME read-only.
+    state: tuple[str, ...] = ()
+
+
+def _claude_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
+    argv = [ctx.program, "-p", "--output-format", "json"]
+    if ctx.writing:
+        argv += ["--permission-mode", "acceptEdits", f"--allowedTools={CLAUDE_WRITE_TOOLS}"]
+    else:  # only the reading tools exist, and anything else is refused without asking
+        argv += [
+            "--permission-mode",
+            "dontAsk",
+            f"--tools={CLAUDE_READ_TOOLS}",
+            f"--allowedTools={CLAUDE_READ_TOOLS}",
+        ]
+    if ctx.model:
+        argv += ["--model", ctx.model]
+    if resume is not None:
+        argv += ["--resume", resume.session]
+    else:
+        argv += ["--append-system-prompt", OUTCOME_HINT]
+    return Call([*argv, *ctx.extra], stdin=prompt)
+
+
+def _codex_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
+    sandbox = sandbox_mode(ctx.writing, ctx.outer_sandbox)
+    argv = [ctx.program, "exec", "--json", "--skip-git-repo-check", "--sandbox", sandbox]
+    argv += ["-C", str(ctx.unit.worktree)]
+    if ctx.model:
+        argv += ["-m", ctx.model]
+    base_url = ctx.env.get("OPENAI_BASE_URL", "")
+    if base_url:  # codex reads no base-URL variable; a provider of our own carries it
+        provider = {
+            "name": "taskhand",
+            "base_url": base_url,
+            "env_key": "OPENAI_API_KEY",
+            "wire_api": "responses",
+        }
+        argv += ["-c", 'model_provider="taskhand"']
+        for key, value in provider.items():
+            argv += ["-c", f"model_providers.taskhand.{key}={json.dumps(value)}"]
+    argv += ctx.extra
+    if resume is not None:
+        argv += ["resume", resume.session]
+    path = helper_path(ctx.program, ctx.scratch / "codex-path", ctx.env.get("PATH", ""))
+    return Call([*argv, "-"], stdin=prompt, env={"PATH": path})
+
+
+def _gemini_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
+    mode = "yolo" if ctx.writing else "plan"
+    argv = [ctx.program, "--output-format", "json", "--skip-trust", "--approval-mode", mode]
+    if ctx.model:
+        argv += ["-m", ctx.model]
+    if resume is not None:
+        argv += ["--resume", resume.session]
+    return Call([*argv, *ctx.extra, f"--prompt={prompt}"])
+
+
+def _opencode_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
+    argv = [ctx.program, "run", "--format", "json"]
+    argv += ["--agent", "build", "--auto"] if ctx.writing else ["--agent", "plan"]
+    if ctx.model:
+        argv += ["-m", ctx.model]
+    if resume is not None:
+        argv += ["--session", resume.session]
+    return Call([*argv, *ctx.extra, "--", prompt])
+
+
+def _aider_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
+    message = ctx.scratch / "message.md"
+    message.write_text(prompt, encoding="utf-8")
+    argv = [
+        ctx.program,
+        "--message-file",
+        str(message),
+        "--yes-always",
+        "--no-auto-commits",
+        "--no-dirty-commits",
+        "--no-pretty",
+        "--no-stream",
+        "--no-check-update",
+        "--no-show-model-warnings",
+        "--no-gitignore",
+        "--analytics-disable",
+        "--chat-history-file",
+        str(ctx.scratch / "chat.md"),
+        "--input-history-file",
+        str(ctx.scratch / "input.history"),
+    ]
+    if not ctx.writing:
+        argv += ["--chat-mode", "ask", "--dry-run"]
+    if ctx.model:
+        argv += ["--model", ctx.model]
+    if resume is not None:
+        argv += ["--restore-chat-history"]
+    return Call([*argv, *ctx.extra])
+
+
+def _custom_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
+    words = split_template(ctx.template)
+    prompt_file = ctx.scratch / "prompt.md"
+    prompt_file.write_text(prompt, encoding="utf-8")
+    values = {
+        "{prompt_file}": str(prompt_file),
+        "{worktree}": str(ctx.unit.worktree),
+        "{model}": ctx.model or "",
+    }
+    argv = [ctx.program]
+    for word in words[1:]:
+        for placeholder, value in values.items():
+            word = word.replace(placeholder, value)
+        argv.append(word)
+    by_file = any("{prompt_file}" in word for word in words)
+    return Call([*argv, *ctx.extra], stdin=None if by_file else prompt)
+
+
+def split_template(template: str) -> list[str]:
+    try:
+        return shlex.split(template)
+    except ValueError as exc:
+        raise AgentError(f"{COMMAND_ENV}: {exc} (fix: balance its quotes)") from None
+
+
+PRESETS: dict[str, Preset] = {
+    "claude": Preset(
+        "claude",
+        "npm @anthropic-ai/claude-code",
+        CLAUDE_VARIABLES,
+        _claude_call,
+        parse_claude,
+        totals=True,
+        env=(("DISABLE_AUTOUPDATER", "1"),),
+        state=(".claude", ".claude.json"),
+    ),
+    "codex": Preset(
+        "codex",
+        "npm @openai/codex",
+        CODEX_VARIABLES,
+        _codex_call,
+        parse_codex,
+        totals=True,
+        state=(".codex",),
+    ),
+    "gemini": Preset(
+        "gemini",
+        "npm @google/gemini-cli",
+        GEMINI_VARIABLES,
+        _gemini_call,
+        parse_gemini,
+        state=(".gemini",),
+    ),
+    "opencode": Preset(
+        "opencode",
+        "npm opencode-ai",
+        ("OPENCODE_*", *PROVIDERS),
+        _opencode_call,
+        parse_opencode,
+        state=(".local/share/opencode", ".config/opencode", ".cache/opencode"),
+    ),
+    "aider": Preset("aider", "PyPI aider-chat", ("AIDER_*", *PROVIDERS), _aider_call, parse_aider),
+    "custom": Preset("", "", PROVIDERS, _custom_call, parse_text, resumable=False),
+}
+NAMES = tuple(PRESETS)
+
+
+def variables_for(program: str) -> tuple[str, ...]:
+    """The variables of the agent family a program's name says it belongs to (an ACP adapter
+    such as `claude-code-acp` or `codex-acp`, or `gemini --acp`); none for any other program."""
+    name = Path(program).name
+    for family in ("claude", "codex", "gemini", "opencode"):
+        if name.startswith(family):
+            return PRESETS[family].variables
+    return ()

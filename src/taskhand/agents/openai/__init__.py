@@ -1,0 +1,1 @@
+"""The openai backend: our own tool loop over an OpenAI-compatible endpoint."""

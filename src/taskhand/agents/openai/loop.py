@@ -1,0 +1,431 @@
+"""The openai backend: our own tool loop over any OpenAI-compatible Chat Completions endpoint.
+
+The model works in the unit's worktree through the shared tools and ends by calling
+`submit_case`, or `submit_verdict` when it reviews. Provider hiccups are retried with backoff;
+everything else becomes an outcome.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from openai import APIConnectionError, APIStatusError, OpenAI, OpenAIError
+from openai.types.chat import (
+    ChatCompletion,
+    ChatCompletionMessage,
+    ChatCompletionMessageParam,
+    ChatCompletionToolUnionParam,
+)
+
+from taskhand.agents import prices as price_list
+from taskhand.agents import tool_schemas, tools
+from taskhand.agents.base import (
+    CATEGORIES,
+    VERDICTS,
+    AgentError,
+    Case,
+    CaseReport,
+    Outcome,
+    Question,
+    Role,
+    Unit,
+    Usage,
+    Verdict,
+)
+from taskhand.host.allowlist import child_env
+from taskhand.host.secrets import Redactor
+
+SYSTEM = (
+    "You are the implementer of one task in a software project. Work only inside the workspace, "
+    "the folder your tools start in. Verify your work before you finish: run the "
+    "commands that prove it. Finish by calling submit_case: done with a resolution and the "
+    "evidence for each criterion; question when a person must decide (2-4 options, the one you "
+    "recommend first); failed with the reason when you cannot do it."
+)
+REVIEW_SYSTEM = (
+    "You are the evaluator of one task in a software project: you review the candidate a worker "
+    "made for it. Work only inside the workspace, the folder your tools start in: a copy of the "
+    "candidate where you may read files and run commands (the tests among them), but not change "
+    "files. Finish by calling submit_verdict: accept, or reject with the category, the concern, "
+    "the evidence (file:symbol) and the next step the worker should take."
+)
+NUDGE = "Call submit_case to finish, or continue working with the tools."
+VERDICT_NUDGE = "Call submit_verdict to finish, or continue working with the tools."
+SYSTEMS = {Role.IMPLEMENTER: SYSTEM, Role.EVALUATOR: REVIEW_SYSTEM}
+NUDGES = {Role.IMPLEMENTER: NUDGE, Role.EVALUATOR: VERDICT_NUDGE}
+OUT_OF_TIME = "the unit ran out of time"
+CASES = ("done", "question", "failed")
+SUBMIT_CASE: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "submit_case",
+        "description": "Finish the unit and report how it ended. Call it once, last.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "case": {"type": "string", "enum": list(CASES)},
+                "resolution": {"type": "string", "description": "done: what you did, verified"},
+                "criteria": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "criterion": {"type": "string"},
+                            "evidence": {"type": "string", "description": "file:symbol"},
+                        },
+                        "required": ["criterion", "evidence"],
+                    },
+                },
+                "workarounds": {"type": "array", "items": {"type": "string"}},
+                "uncertainties": {"type": "array", "items": {"type": "string"}},
+                "question": {"type": "string", "description": "question: what a person decides"},
+                "options": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "minItems": 2,
+                    "maxItems": 4,
+                    "description": "question: 2-4 answers, the recommended one first",
+                },
+                "failure": {"type": "string", "description": "failed: why it cannot be done"},
+            },
+            "required": ["case"],
+        },
+    },
+}
+SUBMIT_VERDICT: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "submit_verdict",
+        "description": "Finish the review and give your verdict. Call it once, last.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "verdict": {"type": "string", "enum": list(VERDICTS)},
+                "category": {
+                    "type": ["string", "null"],
+                    "enum": [*CATEGORIES, None],
+                    "description": "reject: why, as one category; null for accept",
+                },
+                "concern": {"type": "string", "description": "what is wrong, or what you checked"},
+                "evidence": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "file:symbol pointers to what the concern is about",
+                },
+                "next_step": {
+                    "type": ["string", "null"],
+                    "description": "reject: the concrete change the worker should make",
+                },
+            },
+            "required": ["verdict", "concern"],
+        },
+    },
+}
+FINISHERS = {Role.IMPLEMENTER: "submit_case", Role.EVALUATOR: "submit_verdict"}
+WRITING_TOOLS = ("write", "edit")
+
+
+class OpenAIAgent:
+    """Runs units through a model behind an OpenAI-compatible endpoint; the key never leaves."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        max_turns: int = 50,
+        prices: Mapping[str, price_list.Price] | None = None,
+        retries: int = 4,
+        backoff: float = 0.5,
+        request_timeout: float = 600.0,
+        passed: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        environ = dict(os.environ if env is None else env)
+        key = api_key or environ.get("OPENAI_API_KEY", "")
+        if not key:
+            raise AgentError(
+                "OPENAI_API_KEY is not set (fix: export it, or set a base URL of a local "
+                "server and any key)"
+            )
+        self.model = model
+        self.base_url = base_url or environ.get("OPENAI_BASE_URL") or None
+        self.max_turns = max_turns
+        self.prices = dict(prices) if prices is not None else price_list.table(environ)
+        self.retries = retries
+        self.backoff = backoff
+        self.request_timeout = request_timeout
+        self._api_key = key
+        # The model's shell gets what a check gets: never the provider's key or endpoint.
+        self.tool_env = child_env(passed=passed, env=environ)
+        self.redact = Redactor(environ, extra=(key,))
+
+    def run(self, unit: Unit) -> Outcome:
+        client = OpenAI(
+            base_url=self.base_url,
+            api_key=self._api_key,
+            max_retries=0,
+            timeout=self.request_timeout,
+        )
+        with client:
+            return _Session(self, unit, client).run()
+
+
+class _Session:
+    """One unit's conversation, from the first message to its outcome."""
+
+    def __init__(self, agent: OpenAIAgent, unit: Unit, client: OpenAI) -> None:
+        self.agent, self.unit, self.client = agent, unit, client
+        self.model = unit.model or agent.model
+        self.deadline = time.monotonic() + unit.timeout_seconds
+        self.writable = unit.role is Role.IMPLEMENTER
+        self.finisher = FINISHERS[unit.role]
+        finishing = SUBMIT_VERDICT if unit.role is Role.EVALUATOR else SUBMIT_CASE
+        self.tools = [finishing] + [
+            schema
+            for schema in tool_schemas.SCHEMAS
+            if self.writable or schema.get("function", {}).get("name") not in WRITING_TOOLS
+        ]
+        self.messages: list[dict[str, Any]] = []
+        self.transcript: list[dict[str, object]] = []
+        self.usage = Usage()
+        self.nudged = False
+
+    def run(self) -> Outcome:
+        self.add({"role": "system", "content": SYSTEMS[self.unit.role]})
+        self.add({"role": "user", "content": self.unit.prompt})
+        for _ in range(self.agent.max_turns):
+            answer = self.ask()
+            if isinstance(answer, str):
+                return self.end(Case.ERROR, failure=answer)
+            outcome = self.act(answer)
+            if outcome is not None:
+                return outcome
+        turns = self.agent.max_turns
+        return self.end(Case.ERROR, failure=f"the model used all {turns} turns without submitting")
+
+    def ask(self) -> ChatCompletionMessage | str:
+        """The model's next answer, or why there is none; failed calls do not count as turns."""
+        last = ""
+        for attempt in range(self.agent.retries + 1):
+            if attempt:
+                self.note(role="retry", attempt=attempt, error=last)
+                time.sleep(min(self.agent.backoff * 2 ** (attempt - 1), self.left()))
+            if self.left() <= 0:
+                return OUT_OF_TIME
+            try:
+                completion = self.client.chat.completions.create(
+                    model=self.model,
+                    messages=cast("list[ChatCompletionMessageParam]", self.messages),
+                    tools=cast("list[ChatCompletionToolUnionParam]", self.tools),
+                    timeout=min(self.agent.request_timeout, self.left()),
+                )
+            except APIStatusError as exc:
+                last = f"HTTP {exc.status_code}: {_detail(exc)}"
+                if exc.status_code != 429 and exc.status_code < 500:
+                    return f"the provider refused the request ({last})"
+                continue
+            except APIConnectionError as exc:
+                last = str(exc)
+                continue
+            except OpenAIError as exc:
+                return f"the provider's answer could not be read: {exc}"
+            self.count(completion)
+            message = completion.choices[0].message if completion.choices else None
+            if message is not None and (message.tool_calls or (message.content or "").strip()):
+                return message
+            last = "the model gave an empty answer"
+        if self.left() <= 0:
+            return OUT_OF_TIME
+        return f"the provider failed {self.agent.retries + 1} times; the last error: {last}"
+
+    def act(self, message: ChatCompletionMessage) -> Outcome | None:
+        """Carry out the answer's tool calls; the outcome once a valid submission arrives."""
+        entry: dict[str, Any] = {"role": "assistant", "content": message.content}
+        if message.tool_calls:
+            entry["tool_calls"] = [
+                call.model_dump(exclude_none=True) for call in message.tool_calls
+            ]
+        self.add(entry)
+        if not message.tool_calls:
+            if self.nudged:
+                said = " ".join((message.content or "").split())[:200]
+                return self.end(
+                    Case.ERROR,
+                    failure=f"the model answered twice without calling a tool (last: {said!r})",
+                )
+            self.nudged = True
+            self.add({"role": "user", "content": NUDGES[self.unit.role]})
+            return None
+        for call in message.tool_calls:
+            if self.left() <= 0:
+                return self.end(Case.ERROR, failure=OUT_OF_TIME)
+            if call.type != "function":
+                self.reply(call.id, f"error: {call.type} tool calls are not offered", ok=False)
+                continue
+            name, arguments = call.function.name, call.function.arguments
+            if name in FINISHERS.values():
+                outcome = self.finish(call.id, name, arguments)
+                if outcome is not None:
+                    return outcome
+            else:  # the tools answer malformed arguments themselves
+                context = tools.ToolContext(
+                    worktree=self.unit.worktree,
+                    timeout_seconds=max(0.1, min(tools.ToolContext.timeout_seconds, self.left())),
+                    env=self.agent.tool_env,
+                    writable=self.writable,
+                    sandbox=self.unit.sandbox,
+                )
+                result = tools.execute(name, arguments, context)
+                self.reply(call.id, result.output, ok=result.ok)
+        return None
+
+    def finish(self, call_id: str, name: str, arguments: str) -> Outcome | None:
+        """The outcome a valid submission gives; None once the model is told what to fix."""
+        submission = _parse(arguments, name)
+        if name != self.finisher:
+            role, finisher = self.unit.role, self.finisher
+            problem = f"error: {name} is not offered to the {role}; finish by calling {finisher}"
+        elif isinstance(submission, str):
+            problem = submission
+        elif name == "submit_case":
+            problem = _check(submission)
+            if not problem:
+                self.reply(call_id, "accepted", ok=True)
+                return self.submit(submission)
+        else:
+            # Parsed from the redacted arguments, so no secret reaches the stored verdict.
+            clean = self.agent.redact.value(submission)
+            verdict = Verdict.parse(clean)
+            if not isinstance(verdict, str):
+                self.reply(call_id, "accepted", ok=True)
+                self.note(role="outcome", submission=clean)
+                return self.end(Case.DONE, verdict=verdict)
+            problem = f"error: submit_verdict was not accepted: {verdict}; call it again"
+        self.reply(call_id, problem, ok=False)
+        return None
+
+    def submit(self, arguments: dict[str, Any]) -> Outcome:
+        arguments = self.agent.redact.value(arguments)
+        case = Case(arguments["case"])
+        question = None
+        if case is Case.QUESTION:
+            question = Question(str(arguments["question"]), [str(o) for o in arguments["options"]])
+        self.note(role="outcome", submission=arguments)
+        return self.end(
+            case,
+            resolution=str(arguments.get("resolution") or ""),
+            failure=str(arguments.get("failure") or ""),
+            question=question,
+            report=CaseReport.from_json(arguments),
+        )
+
+    def count(self, completion: ChatCompletion) -> None:
+        """Add a billed call's tokens and dollars: as the provider reports, else estimated."""
+        usage = completion.usage
+        if usage is None:
+            self.usage += Usage(estimated=True)
+            return
+        details = usage.prompt_tokens_details
+        call = Usage(
+            # Some compatible servers send nulls where OpenAI sends numbers.
+            tokens_in=usage.prompt_tokens or 0,
+            tokens_out=usage.completion_tokens or 0,
+            tokens_cached=(details.cached_tokens or 0) if details else 0,
+        )
+        reported = (usage.model_extra or {}).get("cost")
+        if isinstance(reported, int | float) and not isinstance(reported, bool):
+            call.cost = float(reported)
+        else:
+            call.cost = price_list.estimate(self.model, call, self.agent.prices) or 0.0
+            call.estimated = True
+        self.usage += call
+
+    def add(self, message: dict[str, Any]) -> None:
+        """Send-side history and transcript get the same redacted message."""
+        clean = self.agent.redact.value(message)
+        self.messages.append(clean)
+        self.transcript.append(dict(clean))
+
+    def reply(self, call_id: str, output: str, *, ok: bool) -> None:
+        self.add({"role": "tool", "tool_call_id": call_id, "content": output})
+        self.transcript[-1]["ok"] = ok
+
+    def note(self, **event: object) -> None:
+        self.transcript.append(self.agent.redact.value(event))
+
+    def left(self) -> float:
+        return max(0.0, self.deadline - time.monotonic())
+
+    def end(self, case: Case, **fields: Any) -> Outcome:
+        fields["failure"] = self.agent.redact(fields.get("failure", ""))
+        return Outcome(case, usage=self.usage, transcript=self.transcript, **fields)
+
+
+def _parse(arguments: str, tool: str) -> dict[str, Any] | str:
+    """A submission's arguments as an object, or the corrective message for the model."""
+    try:
+        value = json.loads(arguments or "{}")
+    except json.JSONDecodeError as exc:
+        return (
+            f"error: the arguments of {tool} were not valid JSON ({exc}); call it again "
+            "with one JSON object"
+        )
+    if not isinstance(value, dict):
+        return f"error: the arguments of {tool} must be a JSON object; call it again"
+    return value
+
+
+def _check(arguments: dict[str, Any]) -> str:
+    """Why a submit_case cannot be accepted, as a message the model can act on; '' if valid."""
+    case = arguments.get("case")
+    problem = ""
+    if case not in CASES:
+        problem = f"case must be one of {', '.join(CASES)} (got {case!r})"
+    elif case == "done" and not _is_text(arguments.get("resolution")):
+        problem = "a done case needs a resolution: what you did and how you verified it"
+    elif case == "question" and not _is_text(arguments.get("question")):
+        problem = "a question case needs the question"
+    elif case == "question" and not _is_texts(arguments.get("options"), 2, 4):
+        problem = "a question needs 2 to 4 options (non-empty strings), the recommended one first"
+    elif case == "failed" and not _is_text(arguments.get("failure")):
+        problem = "a failed case needs the failure: why the task cannot be done"
+    elif not all(_is_texts(arguments.get(k) or []) for k in ("workarounds", "uncertainties")):
+        problem = "workarounds and uncertainties must be lists of strings"
+    elif not _is_criteria(arguments.get("criteria") or []):
+        problem = 'criteria must be a list of {"criterion": ..., "evidence": "file:symbol"}'
+    return f"error: submit_case was not accepted: {problem}; call it again" if problem else ""
+
+
+def _is_text(value: object) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _is_texts(value: object, least: int = 0, most: int | None = None) -> bool:
+    return (
+        isinstance(value, list)
+        and least <= len(value) <= (len(value) if most is None else most)
+        and all(_is_text(item) for item in value)
+    )
+
+
+def _is_criteria(value: object) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(item, dict)
+        and _is_text(item.get("criterion"))
+        and isinstance(item.get("evidence"), str)
+        for item in value
+    )
+
+
+def _detail(exc: APIStatusError) -> str:
+    """The provider's own words for an error response."""
+    message = exc.body.get("message") if isinstance(exc.body, dict) else exc.body
+    return message.strip()[:1000] if isinstance(message, str) and message.strip() else exc.message

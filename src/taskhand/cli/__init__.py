@@ -1,0 +1,1 @@
+"""The `taskhand` command line: parsing and printing only; the library does the work."""

@@ -1,0 +1,442 @@
+"""The run commands of `taskhand`: run, resume, runs, stats, ledger, clean, demo."""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import sys
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, NoReturn, TypeVar
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from taskhand import config as runconfig
+from taskhand import demo, settings
+from taskhand.agents.base import LENSES
+from taskhand.host import interrupts
+from taskhand.plan import formats
+from taskhand.run import clean, feedback, launch
+from taskhand.state.paths import StateDir
+from taskhand.state.records import Run
+from taskhand.state.store import Store
+from taskhand.views import progress as watch
+from taskhand.views.terminal import dumps, echo, printable, rich_text
+from taskhand.workspace import git
+
+T = TypeVar("T")
+EXIT_CODES = {"completed": 0, "failed": 1}
+EXIT_UNFINISHED = 3
+
+REPO = click.option(
+    "--repo",
+    type=click.Path(path_type=Path),
+    help="The repository (default: the one holding the plan, or the current folder).",
+)
+JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+
+
+def _listener(as_json: bool) -> watch.JsonLines | watch.Progress:
+    return watch.JsonLines() if as_json else watch.Progress()
+
+
+def _watched(listener: watch.JsonLines | watch.Progress, work: Callable[[], T]) -> T:
+    """`work()` with SIGINT, SIGTERM and SIGHUP stopping it cleanly: a signal ends taskhand
+    with 128 + its number after one line saying how to resume, never a traceback."""
+    try:
+        with interrupts.handled():
+            try:
+                return work()
+            finally:
+                listener.close()
+    except interrupts.Interrupted as stop:
+        _say_interrupted(stop)
+
+
+def _say_interrupted(stop: interrupts.Interrupted) -> NoReturn:
+    if stop.run_id is None:
+        line = f"taskhand: stopped by {stop.name} (see taskhand runs)"
+    else:
+        command = f"taskhand resume {stop.run_id}"
+        if stop.repo is not None and _repo_here() != stop.repo.resolve():
+            command += f" --repo {shlex.quote(str(stop.repo))}"
+        line = f"run {stop.run_id} interrupted by {stop.name}; resume it with: {command}"
+    with contextlib.suppress(OSError):  # the terminal may be gone (SIGHUP)
+        click.echo(line, err=True)
+    sys.exit(stop.exit_code)
+
+
+def _repo_here() -> Path | None:
+    try:
+        return git.find_repo(Path.cwd()).resolve()
+    except git.GitError:
+        return None
+
+
+def _report(summary: runconfig.Summary, as_json: bool) -> None:
+    if as_json:
+        return
+    with watch.reader_may_leave():
+        echo(f"\nrun {summary.run_id}: {summary.status} ({printable(summary.message)})")
+        if summary.status != "completed":
+            for line in feedback.left_for_a_person(summary.repo, summary.run_id):
+                echo(printable(line))
+        echo(f"result branch: {summary.run_branch} in {summary.repo}")
+        echo(f"state: {summary.state} (events.jsonl, task-status.json)")
+        echo(f"costs: taskhand stats {summary.run_id}")
+
+
+def _finish(summary: runconfig.Summary) -> None:
+    sys.exit(EXIT_CODES.get(summary.status, EXIT_UNFINISHED))
+
+
+@click.command()
+@click.argument("plan", type=click.Path(path_type=Path))
+@click.option(
+    "--agent",
+    help="The agent backend (default: the plan's taskhand.toml, $TASKHAND_AGENT, else replay).",
+)
+@click.option("--model", help="The model the agent uses.")
+@click.option("--script", type=click.Path(path_type=Path), help="The replay agent's script.")
+@click.option(
+    "--base", "base_ref", default="HEAD", show_default=True, help="The commit tasks start from."
+)
+@click.option("--new", is_flag=True, help="Start a new run even if the last one is unfinished.")
+@click.option(
+    "--sandbox",
+    type=click.Choice(["auto", "bwrap", "none"]),
+    default="auto",
+    show_default=True,
+    help="What confines the agents' processes: bwrap (bubblewrap), none, or auto "
+    "(bwrap when it works here, else none with a warning).",
+)
+@click.option(
+    "--max-attempts",
+    type=click.IntRange(1),
+    default=3,
+    show_default=True,
+    help="Attempts per task that may fail their checks.",
+)
+@click.option(
+    "--bounces",
+    type=click.IntRange(1),
+    help="Attempts per task the reviewer may reject (default: the plan's taskhand.toml, else 3).",
+)
+@click.option(
+    "--review",
+    "lenses",
+    help="Reviewers, comma-separated, each in its own copy: "
+    f"{', '.join(LENSES)} (default: the plan's taskhand.toml, else general).",
+)
+@click.option(
+    "--evaluator", help="The reviewers' agent (default: [roles.evaluator], else --agent)."
+)
+@click.option("--evaluator-model", help="The model the reviewers use.")
+@click.option(
+    "--unit-timeout",
+    type=click.FloatRange(min=1),
+    default=1800,
+    show_default=True,
+    help="Seconds per agent unit.",
+)
+@click.option("--run-timeout", type=click.FloatRange(min=1), help="Wall-clock seconds per run.")
+@click.option("--task-tokens", type=click.IntRange(1), help="Token cap per task.")
+@click.option("--run-tokens", type=click.IntRange(1), help="Token cap per run.")
+@click.option("--task-dollars", type=click.FloatRange(min=0), help="Spend cap per task.")
+@click.option("--run-dollars", type=click.FloatRange(min=0), help="Spend cap per run.")
+@REPO
+@JSON
+def run(
+    plan: Path,
+    agent: str,
+    model: str | None,
+    script: Path | None,
+    base_ref: str,
+    new: bool,
+    sandbox: str,
+    max_attempts: int,
+    bounces: int | None,
+    lenses: str | None,
+    evaluator: str | None,
+    evaluator_model: str | None,
+    unit_timeout: float,
+    run_timeout: float | None,
+    task_tokens: int | None,
+    run_tokens: int | None,
+    task_dollars: float | None,
+    run_dollars: float | None,
+    repo: Path | None,
+    as_json: bool,
+) -> None:
+    """Work through PLAN: each task in its own worktree, gated, integrated into a run branch.
+
+    An unfinished earlier run of the same plan is continued (use --new for a fresh one).
+    """
+    folder = formats.plan_folder(plan)
+    routes = settings.routing(folder, agent, model)
+    review = settings.review(folder)
+    caps = runconfig.Caps(
+        max_attempts=max_attempts,
+        bounces=bounces or review.bounces or runconfig.Caps.bounces,
+        unit_seconds=unit_timeout,
+        run_seconds=run_timeout,
+        task_tokens=task_tokens,
+        run_tokens=run_tokens,
+        task_dollars=task_dollars,
+        run_dollars=run_dollars,
+    )
+    reviewer = routes.roles.get("evaluator")
+    config = runconfig.RunConfig(
+        routes.run.agent,
+        routes.run.model,
+        str(script.resolve()) if script else None,
+        base_ref,
+        caps,
+        evaluator=evaluator or (reviewer.agent if reviewer else None),
+        evaluator_model=evaluator_model or (reviewer.model if reviewer else None),
+        lenses=_lenses(lenses) if lenses else review.lenses or ["general"],
+        prompt_caps=settings.prompt_caps(folder),
+        sandbox=sandbox,
+        env_pass=settings.env_pass(folder),
+    )
+    listener = _listener(as_json)
+    summary = _watched(listener, lambda: launch.start(plan, config, listener, repo, new))
+    if summary.already_completed:
+        _completed_before(summary, feedback.shown_plan(folder), as_json)
+        return
+    _report(summary, as_json)
+    _finish(summary)
+
+
+def _completed_before(summary: runconfig.Summary, plan: str, as_json: bool) -> None:
+    line = (
+        f"run {summary.run_id} already completed this plan; its result is on branch "
+        f"{summary.run_branch} (to start over: taskhand run {plan} --new)"
+    )
+    if as_json:
+        record = {"kind": "already_completed", "run_id": summary.run_id}
+        click.echo(dumps({**record, "branch": summary.run_branch, "message": line}))
+    else:
+        echo(printable(line))
+
+
+def _lenses(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in LENSES]
+    if unknown or not names or len(set(names)) != len(names):
+        raise click.BadParameter(
+            f"{text!r} (fix: distinct names from {', '.join(LENSES)})",
+            param_hint="--review",
+        )
+    return names
+
+
+@click.command()
+@click.argument("run_id", required=False)
+@REPO
+@JSON
+def resume(run_id: str | None, repo: Path | None, as_json: bool) -> None:
+    """Resume RUN (default: the latest run of this repository) where it stopped."""
+    listener = _listener(as_json)
+    summary = _watched(listener, lambda: launch.resume(run_id, listener, repo))
+    _report(summary, as_json)
+    _finish(summary)
+
+
+def _store(repo: Path | None) -> tuple[StateDir, Store]:
+    root = git.find_repo(repo or Path.cwd())
+    state = StateDir.for_repo(root)
+    if not state.database.exists():
+        raise click.ClickException(
+            printable(f"no runs for {root} (fix: start one with taskhand run PLAN)")
+        )
+    return state, Store.open(state.database)
+
+
+def _pick(store: Store, run_id: str | None) -> Run:
+    found = store.get_run(run_id) if run_id else store.latest_run()
+    if found is None:
+        raise click.ClickException(
+            printable(f"no run {run_id or ''} here (fix: list them: taskhand runs)")
+        )
+    return found
+
+
+@click.command()
+@REPO
+@JSON
+def runs(repo: Path | None, as_json: bool) -> None:
+    """List the runs of this repository, newest first."""
+    state, store = _store(repo)
+    with store:
+        rows: list[dict[str, Any]] = []
+        for item in store.runs():
+            states = store.task_states(item.id)
+            done = sum(1 for s in states.values() if s.status == "DONE")
+            status, reason = item.status, item.reason
+            if launch.process_gone(state, item):
+                status, reason = "interrupted", f"its process is gone; taskhand resume {item.id}"
+            rows.append(
+                {
+                    "id": item.id,
+                    "status": status,
+                    "plan": item.plan_path,
+                    "done": done,
+                    "tasks": len(states),
+                    "branch": item.run_branch,
+                    "created": item.created,
+                    "reason": reason,
+                }
+            )
+    if as_json:
+        click.echo(_json(rows))
+        return
+    table = Table("run", "status", "done", "plan", "branch", box=None)
+    for row in rows:
+        tally = f"{row['done']}/{row['tasks']}"
+        cells = (row["id"], row["status"], tally, row["plan"], row["branch"])
+        table.add_row(*map(rich_text, cells))
+    _console().print(table)
+
+
+@click.command()
+@click.argument("run_id", required=False)
+@REPO
+@JSON
+def stats(run_id: str | None, repo: Path | None, as_json: bool) -> None:
+    """Units, agent time, tokens and dollars per task and in total for RUN."""
+    _, store = _store(repo)
+    with store:
+        found = _pick(store, run_id)
+        figures = store.stats(found.id)
+    if as_json:
+        click.echo(_json({"run": found.id, **figures.as_json()}))
+        return
+    table = Table(
+        "task",
+        "units",
+        "reviews",
+        "prompt KB",
+        "agent s",
+        "tokens in",
+        "tokens out",
+        "cached",
+        "dollars",
+        title=rich_text(f"run {found.id}"),
+        box=None,
+    )
+    for row in [*figures.tasks, figures.total]:
+        dollars = f"{row.cost:.4f}" + (" (est.)" if row.estimated else "")
+        cells = (
+            row.task_id,
+            row.units,
+            row.reviews,
+            f"{row.prompt_bytes / 1024:.1f}",
+            f"{row.seconds:.1f}",
+            row.tokens_in,
+            row.tokens_out,
+            row.tokens_cached,
+            dollars,
+        )
+        table.add_row(*map(rich_text, cells))
+    _console().print(table)
+
+
+@click.command()
+@click.argument("task_id", required=False)
+@click.option("--run", "run_id", help="The run (default: the latest of this repository).")
+@REPO
+@JSON
+def ledger(task_id: str | None, run_id: str | None, repo: Path | None, as_json: bool) -> None:
+    """What became of each attempt at TASK (default: every task): checks, verdicts, change."""
+    _, store = _store(repo)
+    with store:
+        found = _pick(store, run_id)
+        entries = store.ledger(found.id, task_id)
+    if as_json:
+        click.echo(_json({"run": found.id, "entries": [asdict(e) for e in entries]}))
+        return
+    if not entries:
+        echo(f"run {found.id}: no attempt of {task_id or 'any task'} has ended yet")
+    for entry in entries:
+        headline = entry.summary.strip().splitlines()[0] if entry.summary.strip() else ""
+        echo(f"{entry.task_id} attempt {entry.iteration}: {entry.outcome}: {headline}")
+        if entry.diff_summary:
+            echo(f"  change: {entry.diff_summary}")
+        for gate in entry.gates:
+            if not gate.get("ok"):
+                echo(f"  check {gate.get('name')} failed: {_indented(gate.get('detail', ''))}")
+        for verdict in entry.verdicts:
+            words = verdict.get("verdict", "")
+            if verdict.get("category"):
+                words += f" as {verdict['category']}"
+            concern = _indented(verdict.get("concern"))
+            echo(f"  {verdict.get('lens', 'general')} review: {words}: {concern}")
+            if verdict.get("evidence"):
+                echo(f"    evidence: {', '.join(map(str, verdict['evidence']))}")
+            if verdict.get("next_step"):
+                echo(f"    next step: {_indented(verdict['next_step'])}")
+
+
+def _indented(text: object) -> str:
+    """Later lines of a field indented, so a field's text cannot pass for a ledger line."""
+    return str(text).replace("\n", "\n    ")
+
+
+@click.command(name="clean")
+@click.argument("run_id", required=False)
+@click.option("--dry-run", is_flag=True, help="Show what would be removed; change nothing.")
+@REPO
+def clean_command(run_id: str | None, dry_run: bool, repo: Path | None) -> None:
+    """Remove RUN's worktrees and integrated task branches; keep (and say why) the rest."""
+    state, store = _store(repo)
+    with store:
+        found = _pick(store, run_id)
+        with clean.claimed(state, found):
+            steps = clean.plan_clean(store, state, found)
+            verb = "would remove" if dry_run else "removed"
+            for step in steps:
+                if step.kind == "keep":
+                    echo(f"kept {step.target}: {step.reason}")
+                else:
+                    echo(f"{verb} {step.kind} {step.target} ({step.reason})")
+            if not dry_run:
+                clean.apply(state, found, steps)
+
+
+@click.command(name="demo")
+@click.option(
+    "--dir",
+    "folder",
+    type=click.Path(path_type=Path),
+    help="A new or empty folder to build the demo in (default: a new temporary folder).",
+)
+def demo_command(folder: Path | None) -> None:
+    """Build a small project and plan in a temporary repository and run it with replay.
+
+    With --dir, the folder must be new or empty.
+    """
+    try:
+        with interrupts.handled():
+            code = demo.main(folder)
+    except interrupts.Interrupted as stop:
+        _say_interrupted(stop)
+    except demo.DemoError as exc:
+        raise click.ClickException(str(exc)) from None
+    sys.exit(code)
+
+
+def _console() -> Console:
+    """Tables at the terminal's width; unlimited when piped, so nothing is cut."""
+    console = Console(highlight=False)
+    return console if console.is_terminal else Console(highlight=False, width=10_000)
+
+
+def _json(data: Any) -> str:
+    return dumps(data, indent=2)
+
+
+COMMANDS = [run, resume, runs, stats, ledger, clean_command, demo_command]

@@ -1,0 +1,73 @@
+"""The machine gate after an implement unit: acceptance commands, whitespace, scope.
+
+Each part becomes a result with a reason; a failed gate's reasons go to the next attempt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from taskhand.gates import scope
+from taskhand.gates.checks import run_check
+from taskhand.host.allowlist import child_env
+from taskhand.host.sandbox import NONE, Sandbox
+from taskhand.plan.model import Task
+from taskhand.workspace import diffs
+
+
+@dataclass(frozen=True)
+class GateResult:
+    name: str
+    ok: bool
+    detail: str
+    exit_code: int | None = None
+    seconds: float | None = None
+    output: str = ""
+
+
+def run_gates(
+    repo: Path,
+    worktree: Path,
+    base: str,
+    candidate: str,
+    task: Task,
+    forbidden: list[str],
+    sandbox: Sandbox = NONE,
+    passed: Sequence[str] = (),
+) -> list[GateResult]:
+    """Every gate, in order, even after one fails: the next attempt wants all the reasons.
+    Checks get the allow-list's environment and the plan's `passed` names, never our keys."""
+    results = []
+    for check in task.checks:
+        # The checks run the agent's code (its tests, its build): confined like the agent.
+        done = run_check(check, worktree, child_env(passed=passed), sandbox=sandbox)
+        detail = done.reason()
+        if not done.ok and done.output.strip():
+            detail += "\n" + _tail(done.output)
+        results.append(
+            GateResult("command", done.ok, detail, done.exit_code, done.seconds, done.output)
+        )
+    whitespace = diffs.whitespace_errors(repo, base, candidate)
+    results.append(
+        GateResult(
+            "whitespace",
+            not whitespace,
+            "whitespace errors in the change:\n" + whitespace
+            if whitespace
+            else "no whitespace errors",
+        )
+    )
+    changes = diffs.changed_paths(repo, base, candidate)
+    links = diffs.symlinks(repo, candidate, [c.path for c in changes if c.status != "D"])
+    violations = scope.check_scope(changes, task.paths, forbidden, links)
+    detail = "; ".join(f"{v.path}: {v.reason}" for v in violations) or "all changes in scope"
+    results.append(GateResult("scope", not violations, detail))
+    return results
+
+
+def _tail(output: str, lines: int = 30, limit: int = 2000) -> str:
+    """The end of a command's output: where test runners put what went wrong."""
+    text = "\n".join(output.rstrip().splitlines()[-lines:])
+    return text[-limit:]

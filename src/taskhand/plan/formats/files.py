@@ -1,0 +1,100 @@
+"""Careful reading and atomic writing of plan files.
+
+A plan folder may hold anything: binary junk, huge files, symlinks pointing elsewhere,
+bytes that are not UTF-8. Reading turns each into a problem instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from taskhand.plan.problems import Collector
+
+MAX_FILE_BYTES = 8 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The entries of a plan folder by name, folders included (a reader reports them)."""
+
+    root: Path
+    names: list[str]
+
+
+def list_folder(root: Path) -> Listing:
+    names = sorted(entry.name for entry in os.scandir(root))
+    return Listing(root, names)
+
+
+def read_text(path: Path, root: Path, out: Collector) -> str | None:
+    """Read a plan file as text the way Python's text mode would, or record why not."""
+    try:
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            target = path.resolve()
+            if not target.is_relative_to(root.resolve()):
+                out.error(
+                    None,
+                    f"symlink points outside the plan folder (to {target})",
+                    "replace the link with a copy of the file inside the plan folder",
+                    "symlink-escape",
+                )
+                return None
+            info = path.stat() if target.exists() else info
+        if not stat.S_ISREG(info.st_mode):
+            out.error(None, "not a regular file", "replace it with a Markdown file", "not-a-file")
+            return None
+        size = info.st_size
+        if size > MAX_FILE_BYTES:
+            out.error(
+                None,
+                f"file is {size / 1e6:.1f} MB, over the {MAX_FILE_BYTES // (1024 * 1024)} MiB "
+                "limit for a plan file",
+                "keep plan files to prose; move large material to a resource and link it",
+                "too-large",
+            )
+            return None
+        data = path.read_bytes()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop, on Python 3.11
+        reason = getattr(exc, "strerror", None) or str(exc).split(":")[0]
+        out.error(None, f"cannot be read: {reason}", "replace it with a readable file", "io")
+        return None
+    if b"\x00" in data:
+        offset = data.index(b"\x00")
+        out.error(
+            data.count(b"\n", 0, offset) + 1,
+            "binary content (a NUL byte); a plan file must be UTF-8 text",
+            "replace the file with the Markdown text it should hold",
+            "binary",
+        )
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        out.error(
+            data.count(b"\n", 0, exc.start) + 1,
+            f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+            "save the file as UTF-8",
+            "encoding",
+        )
+        return None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write through a temporary file in the same folder, then rename over the target."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

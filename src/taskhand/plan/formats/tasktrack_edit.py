@@ -1,0 +1,146 @@
+"""Writing TaskTrack files: canonical text for new files, and minimal edits for status steps.
+
+`render_*` gives the canonical form (reading it back and rendering again gives the same
+bytes). The edit functions change only the bytes a procedure step must change, so a
+person's formatting of every other line survives.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from taskhand.plan.model import Plan, Status, Task
+
+NONE = "none"
+
+
+def now() -> str:
+    """The current time in the form TaskTrack files use (ISO 8601, UTC, seconds)."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def render_overview(plan: Plan) -> str:
+    """The canonical overview file for `plan`."""
+    by_id = plan.by_id()
+    resources = ", ".join(plan.resources) if plan.resources else NONE
+    parts = [
+        f"# {plan.code} - {plan.title}",
+        f"**Objective**: {plan.objective}",
+        f"**Created**: {plan.created or now()}",
+        f"**Resources**: {resources}",
+    ]
+    for phase in plan.phases:
+        entries = "\n".join(f"* [{by_id[i].status}] {i}: {by_id[i].title}" for i in phase.task_ids)
+        parts.append(
+            f"## {phase.number}: {phase.title}\n\n{entries}"
+            if entries
+            else f"## {phase.number}: {phase.title}"
+        )
+    return "\n\n".join(parts) + "\n"
+
+
+def render_task(task: Task) -> str:
+    """The canonical task file for `task`."""
+    criteria = "\n".join(f"- {c.text}" for c in task.criteria)
+    parts = [
+        f"# {task.id}: {task.title}",
+        f"**Status**: {task.status}",
+        f"**Updated**: {task.updated or now()}",
+        f"**Dependencies**: {', '.join(task.dependencies) if task.dependencies else NONE}",
+        f"**Description**: {task.description}",
+        f"**Acceptance**:\n\n{criteria}" if criteria else f"**Acceptance**: {NONE}",
+    ]
+    for name, value in task.extra.items():
+        parts.append(f"**{name}**: {value}")
+    for exchange in task.exchanges:
+        parts.append(f"**Request**: {exchange.request}")
+        if exchange.response is not None:
+            parts.append(f"**Response**: {exchange.response}")
+    if task.resolution is not None:
+        parts.append(f"**Resolution**: {task.resolution}")
+    if task.failure is not None:
+        parts.append(f"**Failure**: {task.failure}")
+    return "\n\n".join(parts) + "\n"
+
+
+def set_overview_status(text: str, task_id: str, status: Status) -> str:
+    """Change one entry's status code in an overview, leaving every other byte alone."""
+    pattern = re.compile(rf"^([*-]\s+\[)[^\]]*(\]\s+{re.escape(task_id)}\s*:)", re.MULTILINE)
+    new, count = pattern.subn(rf"\g<1>{status}\g<2>", text, count=1)
+    if count != 1:
+        raise ValueError(f"{task_id} has no entry in the overview")
+    return new
+
+
+def _replacement(value: str) -> Callable[[re.Match[str]], str]:
+    return lambda match: f"{match.group(1)} {value}"
+
+
+def update_task_text(
+    text: str,
+    *,
+    status: Status | None = None,
+    updated: str | None = None,
+    append: tuple[tuple[str, str], ...] = (),
+) -> str:
+    """Set Status/Updated and append fields (Request, Resolution, Failure) at the end."""
+    for name, value in (("Status", status), ("Updated", updated)):
+        if value is None:
+            continue
+        pattern = re.compile(rf"^(\*\*{name}\*\*:)[^\r\n]*", re.MULTILINE)
+        text, count = pattern.subn(_replacement(value), text, count=1)
+        if count != 1:
+            raise ValueError(f"the task file has no **{name}** field")
+    newline = "\r\n" if "\r\n" in text else "\n"
+    for name, value in append:
+        text = text.rstrip("\r\n") + f"{newline * 2}**{name}**: {value}{newline}"
+    return text
+
+
+_FIELD_START = re.compile(r"^\*\*[A-Za-z][A-Za-z ]*\*\*:")
+
+
+def _field_spans(lines: list[str], name: str) -> list[tuple[int, int]]:
+    """Where each `**name**:` field runs: its first line to the next field's (or the end)."""
+    starts = [i for i, line in enumerate(lines) if _FIELD_START.match(line)]
+    ends = [*starts[1:], len(lines)]
+    return [
+        (a, b) for a, b in zip(starts, ends, strict=True) if lines[a].startswith(f"**{name}**:")
+    ]
+
+
+def drop_field(text: str, name: str) -> str:
+    """Remove every `**name**` field with its value, leaving every other byte alone."""
+    lines = text.splitlines(keepends=True)
+    for start, end in reversed(_field_spans(lines, name)):
+        del lines[start:end]
+    kept = "".join(lines)
+    if kept.endswith(("\n\n", "\r\n\r\n")):  # the dropped field was the last one
+        newline = "\r\n" if "\r\n" in text else "\n"
+        kept = kept.rstrip("\r\n") + newline
+    return kept
+
+
+def add_response(text: str, response: str) -> str:
+    """Write a `**Response**` directly below the latest Request, as the spec's human
+    feedback workflow says; a ValueError when there is no Request waiting for one."""
+    lines = text.splitlines(keepends=True)
+    requests = _field_spans(lines, "Request")
+    if not requests:
+        raise ValueError("the task file has no **Request** to respond to")
+    end = requests[-1][1]
+    if end < len(lines) and lines[end].startswith("**Response**:"):
+        raise ValueError("the latest **Request** already has a **Response**")
+    newline = "\r\n" if "\r\n" in text else "\n"
+    field = f"**Response**: {response}{newline}"
+    if end == len(lines):
+        return text.rstrip("\r\n") + newline * 2 + field
+    return "".join(lines[:end]) + field + newline + "".join(lines[end:])
+
+
+def read_raw(path: Path) -> str:
+    """A plan file's text with its line endings kept, for an edit that keeps them too."""
+    return path.read_bytes().decode("utf-8")

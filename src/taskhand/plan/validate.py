@@ -1,0 +1,236 @@
+"""Validation: every problem of a plan in one pass, file rules and plan-wide rules alike.
+
+The dialect readers report what is wrong inside a file; this module adds the rules that
+need the whole plan: dependencies, cycles, busy tasks, criteria, and needless serialization,
+and gathers the preflight rules (whether the plan can run here) into the same report.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from taskhand.plan import formats, schedule
+from taskhand.plan.model import Dialect, Plan, Status, Task, counter, id_key
+from taskhand.plan.problems import Collector, Problem, Severity
+from taskhand.run import preflight
+
+# Redundant-dependency search stops after this many steps so a huge plan stays fast.
+REDUNDANCY_BUDGET = 2_000_000
+
+
+@dataclass
+class Report:
+    path: Path
+    plan: Plan | None
+    problems: list[Problem]
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.is_error]
+
+    @property
+    def plan_errors(self) -> list[Problem]:
+        """Errors that make the plan unreadable; the rest (preflight) only stop a run."""
+        return [p for p in self.errors if p.rule not in preflight.RULES]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity is Severity.WARNING]
+
+    def ok(self, strict: bool = False) -> bool:
+        return not self.errors and not (strict and self.warnings)
+
+
+def validate(path: Path) -> Report:
+    """Read and check the plan at `path`."""
+    plan, problems = formats.load(path)
+    if plan is not None:
+        problems.extend(check_plan(plan))
+        problems.extend(preflight.check(plan))
+    problems.sort(key=lambda p: (str(p.path), p.line or 0))
+    return Report(path, plan, problems)
+
+
+def check_plan(plan: Plan) -> list[Problem]:
+    """The plan-wide rules, on a plan whose files have been read."""
+    problems: list[Problem] = []
+    _check_dependencies(plan, problems)
+    _check_cycles(plan, problems)
+    _check_busy(plan, problems)
+    _check_criteria(plan, problems)
+    _check_counters(plan, problems)
+    _check_serialization(plan, problems)
+    return problems
+
+
+def _at(task: Task, plan: Plan, problems: list[Problem]) -> Collector:
+    return Collector(problems, task.source or plan.root)
+
+
+def _check_dependencies(plan: Plan, problems: list[Problem]) -> None:
+    by_id = plan.by_id()
+    tasktrack = plan.dialect is Dialect.TASKTRACK
+    for task in plan.tasks:
+        out, line = _at(task, plan, problems), task.lines.get("dependencies", task.line)
+        for dep in task.dependencies:
+            other = by_id.get(dep)
+            if dep == task.id:
+                out.error(line, f"{task.id} depends on itself", "remove it", "self-dependency")
+            elif other is None:
+                out.error(
+                    line,
+                    f"{task.id} depends on {dep}, which is not in the plan",
+                    "fix the id or remove the dependency",
+                    "unknown-dependency",
+                )
+            elif other.phase > task.phase:
+                out.error(
+                    line,
+                    f"{task.id} (phase {task.phase}) depends on {dep} (phase "
+                    f"{other.phase}), which can only run after it",
+                    f"move {dep} into phase {task.phase} or earlier, or drop the dependency",
+                    "cross-phase-dependency",
+                )
+            elif other.phase < task.phase and tasktrack:
+                out.error(
+                    line,
+                    f"{task.id} (phase {task.phase}) depends on {dep} (phase "
+                    f"{other.phase}); TaskTrack allows dependencies only within a phase",
+                    f"drop it: phase order already runs {dep} first",
+                    "cross-phase-dependency",
+                )
+            elif other.phase < task.phase:
+                out.warn(
+                    line,
+                    f"{task.id} depends on {dep} of an earlier phase, which phase "
+                    "order already guarantees",
+                    "drop the dependency",
+                    "redundant-dependency",
+                )
+
+
+def _check_cycles(plan: Plan, problems: list[Problem]) -> None:
+    by_id = plan.by_id()
+    for cycle in schedule.find_cycles(plan.tasks):
+        task = by_id[cycle[0]]
+        _at(task, plan, problems).error(
+            task.lines.get("dependencies", task.line),
+            f"dependency cycle: {' -> '.join(cycle)}",
+            "remove one of these dependencies so the tasks can be ordered",
+            "cycle",
+        )
+
+
+def _check_busy(plan: Plan, problems: list[Problem]) -> None:
+    in_files = [t.id for t in plan.tasks if t.status is Status.BUSY]
+    in_overview = [i for i, s in plan.overview_statuses.items() if s is Status.BUSY]
+    ids = sorted(in_files if len(in_files) >= len(in_overview) else in_overview, key=id_key)
+    if len(ids) > 1:
+        Collector(problems, plan.overview_path or plan.root).error(
+            None,
+            f"{len(ids)} tasks are BUSY ({', '.join(ids)}); at most one may be",
+            "set every task not really in progress back to OPEN, in both files",
+            "busy",
+        )
+
+
+def _check_criteria(plan: Plan, problems: list[Problem]) -> None:
+    for task in plan.tasks:
+        if not task.criteria:
+            _at(task, plan, problems).warn(
+                task.lines.get("criteria", task.line),
+                f"{task.id} has no acceptance criteria; a reviewer has nothing concrete to check",
+                "add a bullet list of checkable outcomes",
+                "criteria-missing",
+            )
+
+
+def _check_counters(plan: Plan, problems: list[Problem]) -> None:
+    if plan.dialect is Dialect.TASKTRACK:
+        # At most 9 digits each; an id without a number is reported by its own rule.
+        counters = [int(number) for t in plan.tasks if (number := counter(t.id))]
+        missing = sorted(set(range(1, max(counters, default=0) + 1)) - set(counters))
+        if missing and plan.overview_path:
+            shown = ", ".join(f"{plan.code}-{n}" for n in missing[:5])
+            Collector(problems, plan.overview_path).warn(
+                None,
+                f"task numbers are not consecutive (no {shown})",
+                "renumber the tasks 1, 2, 3, ... when convenient",
+                "counters",
+            )
+        return
+    seen: dict[str, str] = {}
+    for task in plan.tasks:
+        number = counter(task.id)
+        if number in seen and seen[number] != task.id:
+            _at(task, plan, problems).warn(
+                task.line,
+                f"{task.id} and {seen[number]} have the same number",
+                "use one zero-padded width for all ids (T-001)",
+                "counters",
+            )
+        seen.setdefault(number, task.id)
+    widths = {len(t.id) for t in plan.tasks}
+    if len(widths) > 1:
+        shortest = min(plan.tasks, key=lambda t: len(t.id))
+        longest = max(plan.tasks, key=lambda t: len(t.id))
+        Collector(problems, plan.overview_path or plan.root).warn(
+            None,
+            f"ids have different widths ({shortest.id}, {longest.id}); taskhand orders them by "
+            "number, Tilth by text, so the two would run them in different orders",
+            "use one zero-padded width for all ids (T-001)",
+            "counters",
+        )
+
+
+def _check_serialization(plan: Plan, problems: list[Problem]) -> None:
+    """Warn about dependencies that order tasks needlessly: redundant ones and lone chains."""
+    by_id = plan.by_id()
+    budget = REDUNDANCY_BUDGET
+    for task in plan.tasks:
+        deps = [d for d in dict.fromkeys(task.dependencies) if d in by_id and d != task.id]
+        if len(deps) < 2 or budget <= 0:
+            continue
+        for dep in deps:
+            reached, steps = _reaches(by_id, [d for d in deps if d != dep], dep, budget)
+            budget -= steps
+            if reached:
+                _at(task, plan, problems).warn(
+                    task.lines.get("dependencies", task.line),
+                    f"{task.id}'s dependency on {dep} is implied by its other dependencies",
+                    f"drop {dep} from the list",
+                    "redundant-dependency",
+                )
+    shape = schedule.shape(plan)
+    for phase in plan.phases:
+        size = sum(1 for i in phase.task_ids if i in by_id)
+        if size >= 3 and shape.phase_widths.get(phase.number) == 1:
+            Collector(problems, plan.overview_path or plan.root).warn(
+                None,
+                f"phase {phase.number}'s {size} tasks form one dependency chain, "
+                f"so none can run in parallel (plan critical path {len(shape.critical_path)}"
+                f" of {shape.tasks} tasks, width {shape.width})",
+                "keep only dependencies on work a task really uses; if the order is real, "
+                "use successive phases",
+                "serialized",
+            )
+
+
+def _reaches(
+    by_id: dict[str, Task], starts: list[str], target: str, budget: int
+) -> tuple[bool, int]:
+    """Whether `target` is an ancestor of any of `starts`, and the steps spent finding out."""
+    seen: set[str] = set()
+    stack = list(starts)
+    steps = 0
+    while stack and steps < budget:
+        current = stack.pop()
+        steps += 1
+        if current == target:
+            return True, steps
+        if current in seen or current not in by_id:
+            continue
+        seen.add(current)
+        stack.extend(by_id[current].dependencies)
+    return False, steps

@@ -1,0 +1,1 @@
+"""The run: launching, the loop over tasks, the guard over what agents reach, cleanup."""

@@ -1,0 +1,120 @@
+"""The runner's watch over what agents could reach: prints of the user's repository and the plan
+around agent work, and the run's own branches held to what the store recorded.
+
+A change seen during agent work is a violation when agents run unconfined (nothing else could
+have stopped it); under the sandbox no agent can make it, so it is reported as a person's
+change. A run branch that is not where the store says is always put back: the run never builds
+on a commit it did not integrate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from taskhand.state.records import Attempt, Run
+from taskhand.state.store import Store
+from taskhand.workspace import backstop, git
+
+Emit = Callable[..., None]
+
+
+class Guard:
+    """Checks for one run; `emit(kind, task_id, **data)` records what it finds."""
+
+    def __init__(self, store: Store, run: Run, plan: Path, confined: bool, emit: Emit) -> None:
+        self.store = store
+        self.run = run
+        self.repo = Path(run.repo)
+        self.plan = plan
+        self.confined = confined
+        self.emit = emit
+        self.common = git.common_dir(self.repo)
+
+    # -- prints around agent work ---------------------------------------------------------
+
+    def before(self) -> backstop.Print:
+        return backstop.take(self.common, self.plan, self.own_refs())
+
+    def after(self, before: backstop.Print, during: str, task_id: str | None) -> list[str]:
+        """What changed since `before`, as violations (unconfined agents) or as events."""
+        found = backstop.changes(before, self.before())
+        if not found:
+            return []
+        if self.confined:
+            self.emit("outside_change", task_id, during=during, changes=found[:50])
+            return []
+        return [f"during {during}: {line}" for line in found]
+
+    # -- the run's own branches -------------------------------------------------------------
+
+    def own_refs(self) -> set[str]:
+        branches = {self.run.run_branch, *(a.branch for a in self.store.attempts(self.run.id))}
+        return {f"refs/heads/{b}" for b in branches if b}
+
+    def head(self, attempts: list[Attempt] | None = None) -> tuple[str, set[str]]:
+        """Where the run branch must be: the last integrated commit, and the values it may hold
+        (that commit, or an accepted candidate on top of it whose move the run was killed in)."""
+        if attempts is None:
+            attempts = self.store.attempts(self.run.id)
+        integrated = self.store.events_of(self.run.id, "integrated")
+        last = str(integrated[-1].data["sha"]) if integrated else self.run.base_sha
+        done = {str(e.data["sha"]) for e in integrated}
+        allowed = {last}
+        for attempt in attempts:
+            candidate = attempt.candidate_sha
+            fresh = candidate and candidate not in done and attempt.base_sha == last
+            if attempt.status == "passed" and fresh:
+                allowed.add(str(candidate))
+        return last, allowed
+
+    def check_refs(self, task_id: str | None = None) -> list[str]:
+        """Put back every branch of the run that is not where the store says; what was wrong."""
+        found = []
+        attempts = self.store.attempts(self.run.id)
+        expected, allowed = self.head(attempts)
+        branch = self.run.run_branch
+        task_branches = {a.branch for a in attempts if a.candidate_sha}
+        now = git.branch_shas(self.repo, [branch, *sorted(task_branches)])
+        if now.get(branch) not in allowed:
+            found.append(
+                f"the run branch {branch} was moved to {_short(now.get(branch))}; put back at "
+                f"{expected[:12]}, the last commit the run integrated"
+            )
+            self._restore(branch, expected, now.get(branch))
+        for name in sorted(task_branches):
+            allowed_here = _values(attempts, name)
+            sha = now.get(name)
+            if sha is not None and sha not in allowed_here:
+                last = [a.candidate_sha for a in attempts if a.branch == name and a.candidate_sha]
+                found.append(f"the task branch {name} was moved to {_short(sha)}; put back")
+                self._restore(name, str(last[-1]), sha)
+        for line in found:
+            self.emit("violation", task_id, what=line)
+        return found
+
+    def task_branch_values(self, branch: str) -> set[str]:
+        """Where a task branch of this run may be: at a candidate the store recorded on it, or
+        at an attempt's base (where runs of earlier versions created it)."""
+        return _values(self.store.attempts(self.run.id), branch)
+
+    def _restore(self, branch: str, sha: str, now: str | None) -> None:
+        if now is None:
+            git.create_branch(self.repo, branch, sha)
+        else:
+            git.move_branch(self.repo, branch, sha, now)
+
+
+def _values(attempts: list[Attempt], branch: str) -> set[str]:
+    found: set[str] = set()
+    for attempt in attempts:
+        if attempt.branch == branch:
+            found.add(attempt.base_sha)
+            if attempt.candidate_sha:
+                found.add(attempt.candidate_sha)
+    return found
+
+
+def _short(sha: Any) -> str:
+    return str(sha)[:12] if sha else "nothing (deleted)"

@@ -1,0 +1,156 @@
+"""Preflight rules: what would make every attempt of a well-formed plan fail or waste money.
+
+Checks that cannot run as written (runnable.py), scope paths outside the repository, an agent
+taskhand does not have, and the `init` template's placeholder text. Their errors stop `run`;
+`show` and `next` still read such a plan.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from pathlib import Path
+
+from taskhand import settings
+from taskhand.agents import NAMES as AGENTS
+from taskhand.gates.runnable import Repo, check_commands
+from taskhand.plan import templates
+from taskhand.plan.model import Plan
+from taskhand.plan.problems import Collector, Problem
+
+RULES = frozenset({"program", "shell-syntax", "scope-path", "agent", "settings", "template"})
+
+
+def check(plan: Plan) -> list[Problem]:
+    """Every preflight problem of `plan`, whose files have been read."""
+    problems: list[Problem] = []
+    repo = Repo(plan.root)
+    _check_agents(plan, problems)
+    _check_paths(plan, repo, problems)
+    check_commands(plan, repo, problems)
+    _check_template(plan, problems)
+    return problems
+
+
+def _check_agents(plan: Plan, problems: list[Problem]) -> None:
+    valid = ", ".join(AGENTS)
+    for task in plan.tasks:
+        if task.agent and task.agent not in AGENTS:
+            Collector(problems, task.source or plan.root).error(
+                task.lines.get("agent", task.line),
+                f"{task.id} asks for agent {task.agent!r}, which taskhand does not have",
+                f"use one of {valid}",
+                "agent",
+            )
+    path = plan.root / settings.FILE
+    out = Collector(problems, path)
+    try:
+        data = settings.read_file(plan.root)
+    except settings.SettingsError as exc:
+        message, _, fix = str(exc).removeprefix(f"{path}: ").rpartition(" (fix: ")
+        out.error(None, message or str(exc), fix.removesuffix(")") or "correct it", "settings")
+        return
+    tables = [("run", data.get("run", {}))]
+    tables += [(f"roles.{name}", spec) for name, spec in data.get("roles", {}).items()]
+    for section, table in tables:
+        agent = table.get("agent")
+        if agent is not None and agent not in AGENTS:
+            out.error(
+                _toml_line(path, section, "agent"),
+                f"[{section}] agent = {agent!r} is not an agent taskhand has",
+                f"use one of {valid}",
+                "agent",
+            )
+
+
+def _toml_line(path: Path, section: str, key: str) -> int | None:
+    """The line of `key` in `[section]` of a TOML file we already parsed, for the report."""
+    current = ""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    for number, line in enumerate(lines, start=1):
+        stripped = line.strip()
+        if stripped.startswith("[") and not stripped.startswith("[["):
+            current = re.sub(r"[\s\"']", "", stripped.split("]")[0].lstrip("["))
+        elif current == section and re.match(rf"{key}\s*=", stripped):
+            return number
+    return None
+
+
+def _check_paths(plan: Plan, repo: Repo, problems: list[Problem]) -> None:
+    for task in plan.tasks:
+        out = Collector(problems, task.source or plan.root)
+        line = task.lines.get("paths", task.line)
+        for entry in task.paths:
+            found = _path_problem(entry, repo)
+            if found:
+                what, fix = found
+                out.error(line, f"{task.id}'s paths entry {entry!r} {what}", fix, "scope-path")
+
+
+def _path_problem(entry: str, repo: Repo) -> tuple[str, str] | None:
+    segments = [s for s in entry.split("/") if s and s != "."]
+    relative = "paths are globs relative to the repository root"
+    if any(s.lower() == ".git" for s in segments):
+        return "points inside .git, which no task may change", "remove it"
+    if ".." in segments:
+        normal = posixpath.normpath(entry.lstrip("/"))
+        if normal == ".." or normal.startswith("../"):
+            return "leaves the repository", f"{relative}; a task changes only files inside it"
+        return "has a '..' segment, which no changed path has", f"write it as {normal}"
+    if not entry.startswith("/") or not segments:
+        return None
+    root = repo.root
+    if root is not None and (entry == str(root) or entry.startswith(f"{root}/")):
+        inside = entry[len(str(root)) :].strip("/") or "."
+        return "is an absolute path", f"{relative}: write {inside}"
+    # A leading '/' anchors a path at the repository root, unless it names a place outside.
+    at_top = root is not None and os.path.lexists(root / segments[0])
+    if not at_top and os.path.lexists(f"/{segments[0]}"):
+        return "lies outside the repository", f"{relative}; a task changes only files inside it"
+    return None
+
+
+def _check_template(plan: Plan, problems: list[Problem]) -> None:
+    """The text `taskhand init` wrote for a person to replace: no agent should work from it."""
+    overview = f"{plan.objective}\n{plan.overview_text}"
+    placeholder = next((p for p in templates.OVERVIEW_PLACEHOLDERS if p in overview), None)
+    if placeholder and plan.overview_path:
+        Collector(problems, plan.overview_path).error(
+            _line_of(plan.overview_path, placeholder),
+            f"the overview still holds the init template's text ({placeholder!r})",
+            "write the plan's real goal, context and scope in its place",
+            "template",
+        )
+    example = templates.FIRST_CRITERIA[0].text
+    for task in plan.tasks:
+        out = Collector(problems, task.source or plan.root)
+        if templates.FIRST_DESCRIPTION in task.description:
+            out.error(
+                _line_of(task.source, templates.FIRST_DESCRIPTION[:40]) or task.line,
+                f"{task.id}'s description is still the init template's example",
+                "describe the real work, naming the paths and symbols it touches",
+                "template",
+            )
+        for criterion in task.criteria:
+            if criterion.text == example:
+                out.error(
+                    criterion.line or task.line,
+                    f"{task.id}'s criterion {example!r} is still the init template's example",
+                    "replace it with an outcome a reviewer can check",
+                    "template",
+                )
+
+
+def _line_of(path: Path | None, text: str) -> int | None:
+    """The first line of the file at `path` that holds `text` (read only to place a report)."""
+    if path is None:
+        return None
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return next((n for n, line in enumerate(lines, start=1) if text in line), None)

@@ -1,0 +1,188 @@
+"""Workspaces: a private git repository per attempt and per reviewer, checked out at a pinned
+commit, sharing the user's objects read-only through git's alternates.
+
+The agent may do anything in its workspace, `.git` included. The harness never runs git through
+that `.git`: it writes and reads the files with the user's repository as git dir and an index
+of its own kept outside the workspace, so no setting, hook or link an agent leaves there can
+make the harness run anything or reach another checkout.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from taskhand.workspace import git
+
+_CONFIG = """[core]
+\trepositoryformatversion = 0
+\tfilemode = true
+\tbare = false
+\tlogallrefupdates = true
+"""
+
+
+class WorkspaceError(Exception):
+    """A workspace the harness will not read: the message says what was wrong."""
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """A checked-out workspace: its folder, the harness's index of it, and the folder's
+    identity when it was made (a folder an agent swapped for a link is never read)."""
+
+    path: Path
+    index: Path
+    identity: tuple[int, int]
+
+
+def prepare(repo: Path, path: Path, index: Path, sha: str, branch: str | None) -> Workspace:
+    """`path` holding exactly commit `sha`, as a repository of its own on `branch` (a detached
+    HEAD when None). A folder left from an earlier use of `path` is brought to `sha` by
+    rewriting only the files that differ, when the harness's index of it is still there."""
+    full = git.resolve(repo, sha)
+    reused = _reusable(path, index)
+    if not reused:
+        remove(path)
+        index.unlink(missing_ok=True)
+    index.parent.mkdir(parents=True, exist_ok=True)
+    path.mkdir(parents=True, exist_ok=True)
+    with os.scandir(path) as entries:  # an empty new folder has nothing to clean away
+        leftovers = reused or any(entries)
+    own = _own_index(repo, path, index)
+    git._git(repo, *own, "read-tree", "--reset", "-u", full, env=_index_env(index))
+    if leftovers:
+        git._git(repo, *own, "clean", "-ffdxq", env=_index_env(index))
+    _make_git_dir(repo, path / ".git", full, branch, index)
+    info = os.stat(path)
+    return Workspace(path, index, (info.st_dev, info.st_ino))
+
+
+def collect(repo: Path, ws: Workspace, base: str, message: str) -> str | None:
+    """Every file of the workspace as one commit on top of `base`, written into the user's
+    repository; None when nothing changed. Commits the agent made itself are not read: the
+    result's only parent is `base`."""
+    check_intact(ws)
+    own = _own_index(repo, ws.path, ws.index)
+    env = _index_env(ws.index)
+    git._git(repo, *own, "add", "-A", env=env)
+    tree = git._decode(git._git(repo, *own, "write-tree", env=env).stdout).strip()
+    full_base = git.resolve(repo, base)
+    if tree == git.tree_of(repo, full_base):
+        return None
+    _refuse_nested_repositories(repo, full_base, tree)
+    return git.commit_tree(repo, tree, full_base, message)
+
+
+def _refuse_nested_repositories(repo: Path, base: str, tree: str) -> None:
+    """A folder holding a .git of its own is recorded by git as a link to a commit that only
+    the workspace has: nobody could read that work. Say so instead of taking it."""
+    raw = git._git(repo, "diff-tree", "-r", "-z", "--no-renames", base, tree).stdout
+    fields = git._fields(raw)
+    for meta, name in zip(fields[0::2], fields[1::2], strict=False):
+        if meta.split(" ")[1] == "160000":  # the new mode of a gitlink
+            raise WorkspaceError(
+                f"{name} is a git repository inside the workspace, so its files cannot be "
+                f"taken (fix: remove {name}/.git and keep its files)"
+            )
+
+
+def check_intact(ws: Workspace) -> None:
+    """Refuse a workspace whose folder is no longer the one made (say, a link to elsewhere)."""
+    try:
+        info = os.lstat(ws.path)
+    except OSError:
+        raise WorkspaceError("the workspace folder is gone") from None
+    if ws.path.is_symlink() or (info.st_dev, info.st_ino) != ws.identity:
+        raise WorkspaceError("the workspace folder was replaced, so nothing in it was taken")
+
+
+def remove(path: Path) -> None:
+    """Delete the workspace at `path`, never following a link out of it."""
+    if path.is_symlink() or path.is_file():
+        path.unlink(missing_ok=True)
+    elif path.exists():
+        shutil.rmtree(path, ignore_errors=True)
+        if path.exists():  # a folder the agent made unwritable: open it up, then retry
+            for folder, _, _ in os.walk(path):
+                os.chmod(folder, 0o700)
+            shutil.rmtree(path, ignore_errors=True)
+
+
+def _reusable(path: Path, index: Path) -> bool:
+    return index.is_file() and path.is_dir() and not path.is_symlink()
+
+
+def _own_index(repo: Path, path: Path, index: Path) -> tuple[str, ...]:
+    """git options that work on `path`'s files through the user's repository, not its .git,
+    with every content filter the configuration names switched off: a filter is a program,
+    and an agent's .gitattributes may name any of them (so LFS files are taken as they are)."""
+    return (
+        f"--git-dir={git.common_dir(repo)}",
+        f"--work-tree={path.resolve()}",
+        *_no_filters(repo),
+    )
+
+
+def _no_filters(repo: Path) -> list[str]:
+    # Asked again only when a configuration file changed (by its stat identity).
+    return list(_filters_off(repo, _config_identity(repo)))
+
+
+@functools.lru_cache(maxsize=16)
+def _filters_off(repo: Path, identity: tuple[object, ...]) -> tuple[str, ...]:
+    done = git._git(repo, "config", "-z", "--name-only", "--get-regexp", r"^filter\.", ok=(0, 1))
+    names = {key.rsplit(".", 1)[0] for key in git._fields(done.stdout)}
+    return tuple(
+        arg
+        for name in sorted(names)
+        for setting in ("clean=", "smudge=", "process=", "required=false")
+        for arg in ("-c", f"{name}.{setting}")
+    )
+
+
+def _config_identity(repo: Path) -> tuple[object, ...]:
+    home = Path.home()
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
+    files = [
+        git.common_dir(repo) / "config",
+        Path(os.environ.get("GIT_CONFIG_GLOBAL") or home / ".gitconfig"),
+        Path(xdg) / "git" / "config",
+    ]
+    found: list[object] = [os.environ.get("GIT_CONFIG_NOSYSTEM")]
+    for path in files:
+        try:
+            info = os.stat(path)
+            found.append((str(path), info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns))
+        except OSError:
+            found.append((str(path), None))
+    return tuple(found)
+
+
+def _index_env(index: Path) -> dict[str, str]:
+    return {"GIT_INDEX_FILE": str(index.resolve())}
+
+
+def _make_git_dir(repo: Path, folder: Path, sha: str, branch: str | None, index: Path) -> None:
+    """A fresh .git for the agent: its objects come from the user's repository, read-only;
+    what it commits stays in here. Written by hand, so no template or hook is copied."""
+    remove(folder)
+    (folder / "objects" / "info").mkdir(parents=True)
+    (folder / "objects" / "pack").mkdir()
+    (folder / "refs" / "tags").mkdir(parents=True)
+    (folder / "refs" / "heads").mkdir()
+    objects = (git.common_dir(repo) / "objects").resolve()
+    (folder / "objects" / "info" / "alternates").write_text(f"{objects}\n")
+    (folder / "config").write_text(_CONFIG)
+    if branch is None:
+        (folder / "HEAD").write_text(f"{sha}\n")
+    else:
+        ref = folder / "refs" / "heads" / branch
+        ref.parent.mkdir(parents=True, exist_ok=True)
+        ref.write_text(f"{sha}\n")
+        (folder / "HEAD").write_text(f"ref: refs/heads/{branch}\n")
+    # The harness's index matches the files just written, so the agent's `git status` is clean.
+    shutil.copyfile(index, folder / "index")

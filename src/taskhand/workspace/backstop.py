@@ -1,0 +1,50 @@
+"""The backstop: noticing what an agent changed outside its workspace, whatever stopped it.
+
+Around every stretch of agent-controlled execution (a unit, the acceptance checks) the harness
+takes a print of the user's repository (every file under its .git but the object files) and of
+the plan folder, by plain file reads: no git runs, so a poisoned configuration cannot act
+before it is seen. Prints are by stat identity: any write moves a file's change time.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from taskhand.workspace.snapshot import differences, tree_digests
+
+# Object files are written by the harness itself (each candidate's blobs); what an agent could
+# add there is unreachable data. objects/info (alternates, commit graphs) stays in the print.
+_OBJECT_FILES = re.compile(r"^objects/([0-9a-f]{2}|pack)(/|$)")
+
+
+@dataclass(frozen=True)
+class Print:
+    """What a stretch of agent work must leave alone: entry -> identity, for two folders."""
+
+    repository: dict[str, str]
+    plan: dict[str, str]
+
+
+def take(common_dir: Path, plan: Path, own_refs: set[str]) -> Print:
+    """A print of the repository's git folder and of the plan folder. `own_refs` (the run's
+    branches as `refs/heads/...`, which the harness itself moves) are left out, with their
+    logs and lock files."""
+    own = {*own_refs, *(f"logs/{ref}" for ref in own_refs)}
+
+    def skip(name: str) -> bool:
+        return bool(_OBJECT_FILES.match(name)) or name.removesuffix(".lock") in own
+
+    repository = tree_digests(common_dir, content=False, with_git=True, skip=skip)
+    # Folders come and go with the refs the harness adds (refs/heads/taskhand/...): only
+    # files and links count.
+    repository = {k: v for k, v in repository.items() if v != "dir"}
+    return Print(repository, tree_digests(plan, content=False, with_git=True))
+
+
+def changes(before: Print, after: Print) -> list[str]:
+    """What changed between two prints, one line each: the repository first, then the plan."""
+    found = [f".git/{line}" for line in differences(before.repository, after.repository)]
+    found += [f"the plan folder: {line}" for line in differences(before.plan, after.plan)]
+    return found

@@ -1,0 +1,127 @@
+"""What one commit changes against another, read with git plumbing: the changed paths with
+renames, `git diff --check` whitespace problems, and the targets of changed symlinks.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+# git's helpers are called through the module, so a wrapper on git._git (the benchmark's
+# counter of git processes) sees these calls too.
+from taskhand.workspace import git
+
+
+@dataclass(frozen=True)
+class Change:
+    status: str  # one of A, M, D, R, T, C
+    path: str
+    old_path: str | None = None
+
+
+def changed_paths(repo: Path, base: str, head: str) -> list[Change]:
+    """What `head` changes relative to `base`, renames detected."""
+    return list(_changed_paths(repo, git.resolve(repo, base), git.resolve(repo, head)))
+
+
+@functools.lru_cache(maxsize=32)  # commits never change: the gate and the review share one
+def _changed_paths(repo: Path, older: str, newer: str) -> tuple[Change, ...]:
+    # diff-tree is the plumbing twin of `git diff base head`: it ignores the user's diff
+    # settings (relative paths, colour, external tools) that could change the output.
+    diff = ["diff-tree", "-r", "-z", "--name-status", "-M"]
+    fields = git._fields(git._git(repo, *diff, older, newer).stdout)
+    changes: list[Change] = []
+    i = 0
+    while i < len(fields):
+        status = fields[i][0]
+        if status in "RC":
+            changes.append(Change(status, fields[i + 2], fields[i + 1]))
+            i += 3
+        else:
+            changes.append(Change(status, fields[i + 1]))
+            i += 2
+    return tuple(changes)
+
+
+def whitespace_errors(repo: Path, base: str, head: str) -> str:
+    """`git diff --check` from `base` to `head`: the problems found, or "" when clean."""
+    check = ["diff", "--check", "--no-color", "--no-ext-diff"]
+    done = git._git(repo, *check, git.resolve(repo, base), git.resolve(repo, head), ok=(0, 2))
+    return git._decode(done.stdout)
+
+
+def symlinks(repo: Path, sha: str, paths: list[str]) -> dict[str, str]:
+    """For each of `paths` that is a symlink in commit `sha`: the text of its target."""
+    full = git.resolve(repo, sha)
+    wanted = set(paths)
+    blobs: dict[str, str] = {}
+    chunk = 500  # keeps the argv far below the system's limit
+    for start in range(0, len(paths), chunk):
+        # Literal pathspecs: a changed file named '*.py' must not select every Python file.
+        listing = ["--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", full, "--"]
+        for entry in git._fields(git._git(repo, *listing, *paths[start : start + chunk]).stdout):
+            info, _, path = entry.partition("\t")
+            mode, _, oid = info.split(" ")
+            if mode == "120000" and path in wanted:
+                blobs[path] = oid
+    order = sorted(blobs)
+    request = "".join(f"{blobs[path]}\n" for path in order).encode()
+    rest = git._git(repo, "cat-file", "--batch", stdin=request).stdout if order else b""
+    targets: dict[str, str] = {}
+    for path in order:
+        header, _, rest = rest.partition(b"\n")
+        size = int(header.split(b" ")[2])
+        targets[path] = git._decode(rest[:size])
+        rest = rest[size + 1 :]
+    return targets
+
+
+@dataclass(frozen=True)
+class Counted:
+    """One changed path and its added and deleted lines (None for binary files)."""
+
+    path: str
+    added: int | None
+    deleted: int | None
+
+
+def counts(repo: Path, base: str, head: str) -> list[Counted]:
+    """Lines added and deleted per changed path, renames shown under the new name."""
+    diff = ["diff-tree", "-r", "-z", "--numstat", "-M"]
+    raw = git._git(repo, *diff, git.resolve(repo, base), git.resolve(repo, head)).stdout
+    fields = git._fields(raw)
+    found: list[Counted] = []
+    i = 0
+    while i < len(fields):
+        added, deleted, path = fields[i].split("\t", 2)
+        if not path:  # a rename: the old and the new name follow as fields of their own
+            path, i = fields[i + 2], i + 3
+        else:
+            i += 1
+        found.append(Counted(path, _lines(added), _lines(deleted)))
+    return found
+
+
+def _lines(count: str) -> int | None:
+    return None if count == "-" else int(count)  # git writes - for a binary file
+
+
+def summary(repo: Path, base: str, head: str, names: int = 8) -> str:
+    """One line: how many files changed, lines added and deleted, and the first names."""
+    changed = counts(repo, base, head)
+    if not changed:
+        return "no changes"
+    added = sum(c.added or 0 for c in changed)
+    deleted = sum(c.deleted or 0 for c in changed)
+    shown = ", ".join(c.path for c in changed[:names])
+    more = f" and {len(changed) - names} more" if len(changed) > names else ""
+    files = "1 file" if len(changed) == 1 else f"{len(changed)} files"
+    return f"{files} changed (+{added} -{deleted}): {shown}{more}"
+
+
+def patch(repo: Path, base: str, head: str) -> str:
+    """The unified diff from `base` to `head`, as a reviewer reads it."""
+    diff = ["diff-tree", "-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv"]
+    raw = git._git(repo, *diff, git.resolve(repo, base), git.resolve(repo, head)).stdout
+    return raw.decode("utf-8", "replace")  # prompt text: undecodable bytes become U+FFFD

@@ -1,0 +1,424 @@
+"""Typed wrappers over the git command line: repositories, branches, worktrees, commits.
+
+Every call is an argv list run with `git -C <dir>`; a failure becomes a one-line GitError
+that says what failed and how to fix it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from taskhand.views.terminal import printable
+
+FALLBACK_IDENTITY = ("taskhand", "taskhand@localhost")
+
+# Variables that would point git at another repository or index than the -C folder's, as
+# they are set when taskhand itself runs from inside a git hook.
+_REDIRECTING = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+)
+
+
+class GitError(Exception):
+    """A git operation that failed; the message is one line ending in '(fix: ...)'."""
+
+
+@dataclass(frozen=True)
+class Worktree:
+    path: Path
+    head: str
+    branch: str | None
+
+
+def _error(what: str, fix: str) -> GitError:
+    return GitError(printable(f"{what} (fix: {fix})"))
+
+
+def _decode(raw: bytes) -> str:
+    return os.fsdecode(raw)
+
+
+# Settings that make git run a program of the configuration's choosing. The harness's own git
+# overrides each of them on the command line, which beats every configuration file: a
+# repository an agent could write must never make the harness execute anything.
+HARDENING = (
+    "core.fsmonitor=false",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "core.editor=false",
+    "core.askPass=",
+    "core.sshCommand=false",
+    "core.gitProxy=",
+    "core.alternateRefsCommand=",
+    "core.untrackedCache=false",
+    "core.splitIndex=false",
+    "core.sparseCheckout=false",
+    "credential.helper=",
+    "diff.external=",
+    "gpg.program=false",
+    "sequence.editor=false",
+    "uploadpack.packObjectsHook=",
+    "protocol.ext.allow=never",
+    "submodule.recurse=false",
+    "gc.auto=0",
+    "maintenance.auto=false",
+)
+_HARDENING_ARGS = tuple(arg for setting in HARDENING for arg in ("-c", setting))
+
+
+def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in _REDIRECTING}
+    # C locale keeps messages parseable; no optional locks so reading status never rewrites
+    # the user's index; no prompts so a call can never wait on a terminal; no replace refs,
+    # so nobody can make the harness read one commit's content as another's.
+    env.update(
+        LC_ALL="C",
+        GIT_OPTIONAL_LOCKS="0",
+        GIT_TERMINAL_PROMPT="0",
+        GIT_NO_REPLACE_OBJECTS="1",
+        GIT_PAGER="cat",
+        GIT_EDITOR="false",
+    )
+    for name in ("GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "GIT_SSH", "GIT_SSH_COMMAND"):
+        env.pop(name, None)
+    env.update(extra or {})
+    return env
+
+
+def _git(
+    folder: Path,
+    *args: str,
+    ok: tuple[int, ...] = (0,),
+    stdin: bytes | None = None,
+    env: dict[str, str] | None = None,
+    fix: str = "run the same git command in that folder to see the full error",
+) -> subprocess.CompletedProcess[bytes]:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(folder), *_HARDENING_ARGS, *args],
+            input=stdin,
+            stdin=None if stdin is not None else subprocess.DEVNULL,
+            capture_output=True,
+            env=_env(env),
+            check=False,
+        )
+    except FileNotFoundError:
+        raise _error("git is not installed", "install git and put it on PATH") from None
+    if done.returncode in ok:
+        return done
+    message = _decode(done.stderr).strip()
+    if "not a git repository" in message or "must be run in a work tree" in message:
+        raise _error(f"not a git repository: {folder}", "run inside a repository, or git init")
+    if "cannot change to" in message:
+        raise _error(f"no such folder: {folder}", "check the path")
+    if "dubious ownership" in message:
+        raise _error(
+            f"git refuses a repository owned by someone else: {folder}",
+            f"git config --global --add safe.directory {folder}",
+        )
+    raise _error(f"git {' '.join(args[:2])} failed in {folder}: {_reason(done.stderr)}", fix)
+
+
+def _reason(stderr: bytes) -> str:
+    # Progress lines ("Preparing worktree ...") come first; the cause is the fatal one.
+    lines = [line for line in _decode(stderr).splitlines() if line.strip()] or ["no message"]
+    return next((line for line in lines if line.startswith(("fatal:", "error:"))), lines[-1])
+
+
+def _out(folder: Path, *args: str) -> str:
+    return _decode(_git(folder, *args).stdout).rstrip("\n")
+
+
+def _fields(raw: bytes) -> list[str]:
+    return [_decode(field) for field in raw.split(b"\0")[:-1]] if raw else []
+
+
+def find_repo(path: Path) -> Path:
+    """The top folder of the working tree that holds `path` (a file or a folder)."""
+    if not path.exists():
+        raise _error(f"no such file or folder: {path}", "check the path")
+    folder = path if path.is_dir() else path.parent
+    return Path(_out(folder, "rev-parse", "--show-toplevel"))
+
+
+def has_commits(repo: Path) -> bool:
+    done = _git(repo, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", ok=(0, 1))
+    return done.returncode == 0
+
+
+# Commits known to exist, by (repository, full sha): objects never change, so a full sha that
+# resolved once needs no second git process (a run resolves the same few shas many times).
+_KNOWN_COMMITS: set[tuple[str, str]] = set()
+
+
+def resolve(repo: Path, ref: str) -> str:
+    """The full sha of the commit `ref` names (tags are peeled)."""
+    if (str(repo), ref) in _KNOWN_COMMITS:
+        return ref
+    if ref and not ref.startswith("-"):
+        verify = ["rev-parse", "--verify", "--quiet", "--end-of-options"]
+        done = _git(repo, *verify, f"{ref}^{{commit}}", ok=(0, 1))
+        if done.returncode == 0:
+            full = _decode(done.stdout).strip()
+            if full == ref:  # a commit's own sha (a tag's sha resolves to another)
+                _KNOWN_COMMITS.add((str(repo), ref))
+            return full
+    if not has_commits(repo):
+        raise _error(f"the repository has no commits yet: {repo}", "make a first commit")
+    raise _error(f"no commit named {ref!r} in {repo}", "give a branch, tag or commit sha")
+
+
+def current_branch(repo: Path) -> str | None:
+    """The checked-out branch, or None on a detached HEAD."""
+    done = _git(repo, "symbolic-ref", "--quiet", "HEAD", ok=(0, 1))
+    if done.returncode != 0:
+        return None
+    return _decode(done.stdout).strip().removeprefix("refs/heads/")
+
+
+def dirty_paths(repo: Path) -> list[str]:
+    """Modified, staged and untracked paths (not ignored ones), both sides of a rename."""
+    raw = _git(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all").stdout
+    fields = _fields(raw)
+    paths: set[str] = set()
+    i = 0
+    while i < len(fields):
+        entry = fields[i]
+        paths.add(entry[3:])
+        if entry[0] in "RC":  # the original path follows as its own field
+            i += 1
+            paths.add(fields[i])
+        i += 1
+    return sorted(paths)
+
+
+def _branch_ref(repo: Path, name: str) -> str:
+    ref = f"refs/heads/{name}"
+    if name.startswith("-") or not _valid_ref(repo, ref):
+        raise _error(f"invalid branch name {name!r}", "use letters, digits, '-', '_' and '/'")
+    return ref
+
+
+@functools.lru_cache(maxsize=1024)
+def _valid_ref(repo: Path, ref: str) -> bool:
+    """git's own rule for ref names, asked once per name."""
+    return _git(repo, "check-ref-format", ref, ok=(0, 1)).returncode == 0
+
+
+def branch_sha(repo: Path, name: str) -> str | None:
+    done = _git(repo, "rev-parse", "--verify", "--quiet", _branch_ref(repo, name), ok=(0, 1))
+    return _decode(done.stdout).strip() if done.returncode == 0 else None
+
+
+def branch_shas(repo: Path, names: list[str]) -> dict[str, str]:
+    """The commit each of the branches `names` points at, in one git process; a missing
+    branch is left out."""
+    if not names:
+        return {}
+    refs = [_branch_ref(repo, name) for name in names]
+    fmt = "--format=%(objectname) %(refname)"
+    found: dict[str, str] = {}
+    for line in _decode(_git(repo, "for-each-ref", fmt, *refs).stdout).splitlines():
+        sha, _, ref = line.partition(" ")
+        if ref in refs:  # a pattern also matches the refs below it: keep exact names only
+            found[ref.removeprefix("refs/heads/")] = sha
+    return found
+
+
+def create_branch(repo: Path, name: str, sha: str) -> None:
+    """Create branch `name` at `sha`; nothing to do when it is already there."""
+    ref, full = _branch_ref(repo, name), resolve(repo, sha)
+    existing = branch_sha(repo, name)
+    if existing is None:
+        # An empty old value makes the creation fail if someone created it meanwhile.
+        done = _git(repo, "update-ref", ref, full, "", ok=(0, 128))
+        if done.returncode == 0:
+            return
+        existing = branch_sha(repo, name)
+    if existing != full:
+        raise _error(
+            f"branch {name!r} already exists at {str(existing)[:12]}, not {full[:12]}",
+            "delete that branch or choose another name",
+        )
+
+
+def move_branch(repo: Path, name: str, new: str, old: str) -> None:
+    """Point branch `name` at `new`, only if it still points at `old`."""
+    ref, full_new, full_old = _branch_ref(repo, name), resolve(repo, new), resolve(repo, old)
+    if _git(repo, "update-ref", ref, full_new, full_old, ok=(0, 128)).returncode == 0:
+        return
+    now = branch_sha(repo, name)
+    if now is None:
+        raise _error(f"branch {name!r} does not exist", "create it first")
+    raise _error(
+        f"branch {name!r} is at {now[:12]}, not {full_old[:12]}",
+        "it moved meanwhile; read it again and retry",
+    )
+
+
+def delete_branch(repo: Path, name: str, expected: str = "") -> None:
+    """Delete branch `name` if it exists (only while it holds `expected`, when given); refuse
+    while a worktree has it checked out."""
+    ref = _branch_ref(repo, name)
+    for tree in worktrees(repo):
+        if tree.branch == name:
+            raise _error(
+                f"branch {name!r} is checked out in {tree.path}", "remove that worktree first"
+            )
+    old = [expected] if expected else []
+    if _git(repo, "update-ref", "-d", ref, *old, ok=(0, 128)).returncode != 0:
+        raise _error(f"branch {name!r} moved meanwhile", "run the command again")
+
+
+def worktrees(repo: Path) -> list[Worktree]:
+    """Every checkout of the repository, the main one first; bare entries are left out."""
+    found: list[Worktree] = []
+    record: dict[str, str] = {}
+    for field in [*_fields(_git(repo, "worktree", "list", "--porcelain", "-z").stdout), ""]:
+        if field:
+            key, _, value = field.partition(" ")
+            record[key] = value
+            continue
+        if "worktree" in record and "bare" not in record:
+            branch = record.get("branch")
+            found.append(
+                Worktree(
+                    path=Path(record["worktree"]),
+                    head=record.get("HEAD", ""),
+                    branch=branch.removeprefix("refs/heads/") if branch else None,
+                )
+            )
+        record = {}
+    return found
+
+
+def _registered(repo: Path, path: Path) -> Worktree | None:
+    target = path.resolve()
+    return next((t for t in worktrees(repo) if t.path.resolve() == target), None)
+
+
+def remove_worktree(repo: Path, path: Path, locked_too: bool = False) -> None:
+    """Remove the worktree at `path` with its changes; nothing to do when it is gone.
+
+    Attempts no longer run in worktrees of the user's repository (see workspace.py); this
+    removes those that runs of earlier versions left. `locked_too` also removes a locked one
+    and, failing that, deletes its folder: the harness passes it for its own folders.
+    """
+    if _registered(repo, path) is None:
+        return
+    # --force discards the attempt's uncommitted files; it also unregisters a worktree whose
+    # folder was deleted by hand. Prune is only the fallback, since it also forgets other
+    # worktrees whose folders are missing (say, on an unmounted drive).
+    force = ["--force", "--force"] if locked_too else ["--force"]
+    done = _git(repo, "worktree", "remove", *force, "--", str(path.resolve()), ok=(0, 128))
+    if done.returncode == 0:
+        return
+    if path.exists() and locked_too:
+        # git will not remove a worktree whose .git was rewritten; the folder is ours.
+        shutil.rmtree(path, ignore_errors=True)
+    if not path.exists():
+        _git(repo, "worktree", "prune")
+    if _registered(repo, path) is not None:
+        raise _error(
+            f"cannot remove worktree {path}: {_reason(done.stderr)}",
+            f"git worktree unlock {path}, then try again",
+        )
+
+
+@functools.lru_cache(maxsize=16)
+def common_dir(repo: Path) -> Path:
+    """The repository's own .git folder, which its worktrees share (it never moves)."""
+    common = Path(_out(repo, "rev-parse", "--git-common-dir"))
+    return (common if common.is_absolute() else repo / common).resolve()
+
+
+def _identity(role: str, config: dict[str, str]) -> tuple[str, str]:
+    # git's own order (environment, then configuration), but never its guess from the
+    # host name, which differs between machines and is refused under user.useConfigOnly.
+    name = os.environ.get(f"GIT_{role}_NAME") or config.get("user.name")
+    email = os.environ.get(f"GIT_{role}_EMAIL") or config.get("user.email")
+    return (name, email) if name and email else FALLBACK_IDENTITY
+
+
+def _user_config(repo: Path) -> dict[str, str]:
+    """user.name and user.email in one git process."""
+    done = _git(repo, "config", "--get-regexp", r"^user\.(name|email)$", ok=(0, 1))
+    pairs = (line.partition(" ") for line in _decode(done.stdout).splitlines())
+    return {key: value.strip() for key, _, value in pairs if value.strip()}
+
+
+def commit_tree(repo: Path, tree: str, base: str, message: str) -> str:
+    """A new commit of `tree` whose only parent is `base`, by the user's git identity."""
+    config = _user_config(repo)
+    who = _identity("AUTHOR", config)
+    committer = _identity("COMMITTER", config)
+    env = {
+        "GIT_AUTHOR_NAME": who[0],
+        "GIT_AUTHOR_EMAIL": who[1],
+        "GIT_COMMITTER_NAME": committer[0],
+        "GIT_COMMITTER_EMAIL": committer[1],
+    }
+    text = message if message.endswith("\n") else message + "\n"
+    # --no-gpg-sign: a signing prompt would hang an unattended run.
+    commit = ["commit-tree", "--no-gpg-sign", tree, "-p", base, "-F", "-"]
+    done = _git(repo, *commit, stdin=text.encode(), env=env)
+    return _decode(done.stdout).strip()
+
+
+def is_ancestor(repo: Path, ancestor: str, descendant: str) -> bool:
+    older, newer = resolve(repo, ancestor), resolve(repo, descendant)
+    return _git(repo, "merge-base", "--is-ancestor", older, newer, ok=(0, 1)).returncode == 0
+
+
+def tree_of(repo: Path, sha: str) -> str:
+    return _out(repo, "rev-parse", "--verify", f"{resolve(repo, sha)}^{{tree}}")
+
+
+def rev_count(repo: Path, base: str, head: str) -> int:
+    """How many commits `head` has that `base` does not."""
+    span = f"{resolve(repo, base)}..{resolve(repo, head)}"
+    return int(_out(repo, "rev-list", "--count", span))
+
+
+def clear_ref_locks(repo: Path, branches: list[str]) -> list[str]:
+    """Remove the `.lock` files a killed git left on these branches' refs; the names removed.
+
+    Only for branches the caller owns exclusively (the runner holds the plan's lock): a lock
+    file there can only be left over from a git process that died mid-update.
+    """
+    folder = common_dir(repo)
+    removed = []
+    for branch in branches:
+        stale = folder / "refs" / "heads" / f"{branch}.lock"
+        if branch and stale.is_file():
+            stale.unlink(missing_ok=True)
+            removed.append(branch)
+    return removed
+
+
+def tree_modes(repo: Path, rev: str, paths: list[str]) -> dict[str, str]:
+    """The mode (100755, 100644, 120000, 040000, ...) of each of `paths` that `rev` holds.
+
+    Paths are relative to the repository's top folder; ones the commit lacks are left out.
+    """
+    if not paths:
+        return {}
+    args = ["ls-tree", "-z", "--full-tree", resolve(repo, rev), "--", *paths]
+    done = _git(repo, *args, env={"GIT_LITERAL_PATHSPECS": "1"})
+    modes = {}
+    for entry in _fields(done.stdout):
+        meta, _, path = entry.partition("\t")
+        modes[path] = meta.split(" ", 1)[0]
+    return modes

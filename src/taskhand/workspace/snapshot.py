@@ -1,0 +1,101 @@
+"""A snapshot of a checkout, for comparing before and after a worktree operation: its HEAD,
+branch, index, stash and status, and the content (or stat identity) and mode of every file
+outside .git.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+# git's helpers are called through the module, so a wrapper on git._git (the benchmark's
+# counter of git processes) sees these calls too.
+from taskhand.workspace import git
+
+
+def snapshot(repo: Path, content: bool = True) -> dict[str, object]:
+    """Everything a worktree operation must leave alone in a checkout, for comparing.
+
+    `content=False` records each file's inode, size and change times instead of hashing its
+    bytes: the kernel moves a file's ctime on every write, so this catches any change to the
+    file as surely, at the cost of a stat instead of a read (it matters on large trees).
+    """
+    head = git._git(repo, "rev-parse", "--verify", "--quiet", "HEAD", ok=(0, 1))
+    # Status first: it may refresh the index's stat data, which must not read as a change.
+    status = git._out(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+    index = Path(git._out(repo, "rev-parse", "--git-path", "index"))
+    index = index if index.is_absolute() else repo / index
+    return {
+        "head": git._decode(head.stdout).strip() or None,
+        "branch": git.current_branch(repo),
+        "index": git._out(repo, "ls-files", "-s", "-z"),
+        "index_hash": _file_digest(index) if index.exists() else None,
+        "stash": git._out(repo, "stash", "list"),
+        "status": status,
+        "files": tree_digests(repo, content),
+    }
+
+
+def _file_digest(path: Path) -> str:
+    with path.open("rb") as file:
+        return hashlib.file_digest(file, "sha256").hexdigest()
+
+
+def tree_digests(
+    root: Path,
+    content: bool = True,
+    with_git: bool = False,
+    skip: Callable[[str], bool] | None = None,
+) -> dict[str, str]:
+    """Every entry under `root` (but .git, unless `with_git`; and but the names `skip` says):
+    file content (or stat identity) and mode, link text, or 'dir'. Plain file reads only: no
+    git runs, whatever a configuration under `root` says."""
+    digests: dict[str, str] = {}
+    if not os.path.isdir(root) or os.path.islink(root):
+        return digests
+    # Plain strings, not Path objects: a large project has tens of thousands of entries.
+    start = len(str(root)) + 1
+    folders = [str(root)]
+    while folders:
+        try:
+            entries = list(os.scandir(folders.pop()))
+        except OSError:  # a folder made unreadable: its listing is what changed
+            continue
+        for entry in entries:
+            name = entry.path[start:].replace(os.sep, "/")
+            if (name == ".git" and not with_git) or (skip is not None and skip(name)):
+                continue
+            try:
+                if entry.is_symlink():
+                    digests[name] = f"link {os.readlink(entry.path)}"
+                elif entry.is_dir():
+                    digests[name] = "dir"
+                    folders.append(entry.path)
+                else:
+                    info = entry.stat()
+                    mode = stat.S_IMODE(info.st_mode)
+                    identity = (
+                        _file_digest(Path(entry.path))
+                        if content
+                        else f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
+                    )
+                    digests[name] = f"{identity} {mode:o}"
+            except OSError:
+                digests[name] = "unreadable"
+    return digests
+
+
+def differences(old: dict[str, str], new: dict[str, str]) -> list[str]:
+    """What changed between two digests of a folder, one line each, sorted."""
+    found = []
+    for name in sorted(old.keys() | new.keys()):
+        if name not in new:
+            found.append(f"{name} was deleted")
+        elif name not in old:
+            found.append(f"{name} was added")
+        elif old[name] != new[name]:
+            found.append(f"{name} was modified")
+    return found

@@ -1,0 +1,619 @@
+"""The git wrappers against real repositories built in each test's temp folder."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from taskhand import workspace
+from taskhand.workspace import diffs, git
+from taskhand.workspace.diffs import Change
+from taskhand.workspace.git import GitError, Worktree
+from taskhand.workspace.snapshot import snapshot
+
+
+@pytest.fixture(autouse=True)
+def isolated_git(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No user or system configuration; a fixed identity and clock, so shas repeat."""
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for role in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{role}_NAME", "Tess Ter")
+        monkeypatch.setenv(f"GIT_{role}_EMAIL", "tess@example.com")
+        monkeypatch.setenv(f"GIT_{role}_DATE", "@1700000000 +0000")
+    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "EMAIL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def run(folder: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(folder), *args], capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def write(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def commit(folder: Path, message: str, files: dict[str, str] | None = None) -> str:
+    write(folder, files or {})
+    run(folder, "add", "-A")
+    run(folder, "commit", "-q", "--allow-empty", "-m", message)
+    return run(folder, "rev-parse", "HEAD")
+
+
+def make_repo(folder: Path) -> Path:
+    run(folder.parent, "init", "-q", "-b", "main", folder.name)
+    files = {"README.md": "# demo\n", "src/app.py": "print('hi')\n", ".gitignore": "build/\n"}
+    commit(folder, "first", files)
+    return folder
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def attempt(tmp_path: Path) -> Path:
+    """Where an earlier version put a task attempt's worktree: outside the user's checkout."""
+    return tmp_path / "state" / "worktrees" / "task-1" / "attempt-1"
+
+
+def assert_one_line_fix(error: pytest.ExceptionInfo[GitError]) -> str:
+    message = str(error.value)
+    assert "\n" not in message
+    assert "(fix: " in message
+    return message
+
+
+# finding the repository and naming commits
+
+
+def test_find_repo_from_a_folder_and_from_a_file(repo: Path) -> None:
+    top = repo.resolve()
+    assert git.find_repo(repo / "src") == top
+    assert git.find_repo(repo / "src" / "app.py") == top
+
+
+def test_find_repo_outside_a_repository(tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(GitError) as error:
+        git.find_repo(tmp_path / "plain")
+    message = assert_one_line_fix(error)
+    assert message.startswith("not a git repository: ")
+    assert "git init" in message
+
+
+def test_find_repo_of_a_missing_path(tmp_path: Path) -> None:
+    with pytest.raises(GitError) as error:
+        git.find_repo(tmp_path / "missing")
+    assert "no such file or folder" in assert_one_line_fix(error)
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        git.has_commits,
+        git.current_branch,
+        git.dirty_paths,
+        git.worktrees,
+        snapshot,
+        lambda folder: git.resolve(folder, "HEAD"),
+        lambda folder: git.branch_sha(folder, "main"),
+    ],
+)
+def test_every_call_in_a_plain_folder_fails_in_one_line(
+    tmp_path: Path, call: Callable[[Path], object]
+) -> None:
+    with pytest.raises(GitError) as error:
+        call(tmp_path)
+    assert assert_one_line_fix(error).startswith("not a git repository")
+
+
+def test_a_repository_without_commits(tmp_path: Path) -> None:
+    run(tmp_path, "init", "-q", "empty")
+    empty = tmp_path / "empty"
+    assert git.has_commits(empty) is False
+    with pytest.raises(GitError) as error:
+        git.resolve(empty, "HEAD")
+    assert "the repository has no commits yet" in assert_one_line_fix(error)
+    assert "make a first commit" in str(error.value)
+
+
+def test_an_inherited_git_dir_does_not_redirect_calls(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = make_repo(tmp_path / "other")
+    run(other, "switch", "-q", "-c", "elsewhere")
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))  # as inside a git hook
+    monkeypatch.setenv("GIT_INDEX_FILE", str(other / ".git" / "index"))
+    assert git.current_branch(repo) == "main"
+
+
+def test_has_commits(repo: Path) -> None:
+    assert git.has_commits(repo) is True
+
+
+def test_resolve_gives_full_commit_shas(repo: Path) -> None:
+    head = run(repo, "rev-parse", "HEAD")
+    run(repo, "tag", "-a", "-m", "annotated", "v1")
+    assert git.resolve(repo, "HEAD") == head
+    assert git.resolve(repo, "main") == head
+    assert git.resolve(repo, head[:8]) == head
+    assert git.resolve(repo, "v1") == head  # the tag object is peeled to its commit
+
+
+@pytest.mark.parametrize("ref", ["nope", "", "--all", "HEAD:README.md", "main\nHEAD"])
+def test_resolve_rejects_what_is_not_a_commit(repo: Path, ref: str) -> None:
+    with pytest.raises(GitError) as error:
+        git.resolve(repo, ref)
+    message = assert_one_line_fix(error)
+    assert f"no commit named {ref!r}" in message
+    assert "give a branch, tag or commit" in message
+
+
+def test_current_branch_and_a_detached_head(repo: Path) -> None:
+    assert git.current_branch(repo) == "main"
+    run(repo, "checkout", "-q", "--detach")
+    assert git.current_branch(repo) is None
+
+
+def test_dirty_paths(repo: Path) -> None:
+    assert git.dirty_paths(repo) == []
+    write(repo, {"README.md": "changed\n", "new/deep/file.txt": "x", "build/out.o": "ignored"})
+    run(repo, "mv", "src/app.py", "src/main.py")
+    write(repo, {"with space.txt": "x"})
+    assert git.dirty_paths(repo) == [
+        "README.md",
+        "new/deep/file.txt",
+        "src/app.py",
+        "src/main.py",
+        "with space.txt",
+    ]
+
+
+# branches
+
+
+def test_branch_sha_create_branch_and_delete_branch(repo: Path) -> None:
+    head = run(repo, "rev-parse", "HEAD")
+    assert git.branch_sha(repo, "task") is None
+    git.create_branch(repo, "task", head[:10])
+    assert git.branch_sha(repo, "task") == head
+    git.create_branch(repo, "task", head)  # the same sha again: nothing to do
+    git.delete_branch(repo, "task")
+    assert git.branch_sha(repo, "task") is None
+    git.delete_branch(repo, "task")  # already gone: nothing to do
+
+
+def test_create_branch_refuses_an_existing_branch_elsewhere(repo: Path) -> None:
+    first = run(repo, "rev-parse", "HEAD")
+    second = commit(repo, "second")
+    git.create_branch(repo, "task", first)
+    with pytest.raises(GitError) as error:
+        git.create_branch(repo, "task", second)
+    assert "already exists" in assert_one_line_fix(error)
+    assert git.branch_sha(repo, "task") == first
+
+
+@pytest.mark.parametrize("name", ["bad..name", "-x", "a b", "x~1", ""])
+def test_invalid_branch_names(repo: Path, name: str) -> None:
+    with pytest.raises(GitError) as error:
+        git.create_branch(repo, name, "HEAD")
+    assert "invalid branch name" in assert_one_line_fix(error)
+
+
+def test_move_branch_is_a_compare_and_swap(repo: Path) -> None:
+    first = run(repo, "rev-parse", "HEAD")
+    second = commit(repo, "second")
+    git.create_branch(repo, "task", first)
+    git.move_branch(repo, "task", second, first)
+    assert git.branch_sha(repo, "task") == second
+    with pytest.raises(GitError) as error:
+        git.move_branch(repo, "task", first, first)  # stale: it is at second now
+    assert "is at" in assert_one_line_fix(error)
+    assert git.branch_sha(repo, "task") == second
+
+
+def test_move_branch_of_a_missing_branch(repo: Path) -> None:
+    with pytest.raises(GitError) as error:
+        git.move_branch(repo, "ghost", "HEAD", "HEAD")
+    assert "does not exist" in assert_one_line_fix(error)
+
+
+def test_delete_branch_refuses_a_checked_out_branch(repo: Path, attempt: Path) -> None:
+    old_worktree(repo, attempt, "task")
+    with pytest.raises(GitError) as error:
+        git.delete_branch(repo, "task")
+    assert "remove that worktree first" in assert_one_line_fix(error)
+    git.remove_worktree(repo, attempt)
+    git.delete_branch(repo, "task")
+    assert git.branch_sha(repo, "task") is None
+
+
+def test_is_ancestor(repo: Path) -> None:
+    first = run(repo, "rev-parse", "HEAD")
+    second = commit(repo, "second")
+    assert git.is_ancestor(repo, first, second) is True
+    assert git.is_ancestor(repo, second, first) is False
+    assert git.is_ancestor(repo, first, first) is True
+
+
+def test_tree_of_and_rev_count(repo: Path) -> None:
+    first = run(repo, "rev-parse", "HEAD")
+    assert git.tree_of(repo, first) == run(repo, "rev-parse", "HEAD^{tree}")
+    commit(repo, "second")
+    third = commit(repo, "third", {"x.txt": "x"})
+    assert git.rev_count(repo, first, third) == 2
+    assert git.rev_count(repo, third, first) == 0
+    assert git.rev_count(repo, first, first) == 0
+
+
+# worktrees that earlier versions left (attempts no longer run in worktrees of the repository)
+
+
+def old_worktree(repo: Path, path: Path, branch: str = "task-1") -> None:
+    """A worktree as a run of an earlier version made it."""
+    run(repo, "worktree", "add", "-q", "-b", branch, str(path), "HEAD")
+
+
+def test_remove_worktree_discards_it_and_is_idempotent(repo: Path, attempt: Path) -> None:
+    old_worktree(repo, attempt)
+    write(attempt, {"README.md": "dirty\n", "untracked.txt": "x", "build/ignored": "x"})
+    git.remove_worktree(repo, attempt)
+    assert not attempt.exists()
+    assert [t.path for t in git.worktrees(repo)] == [repo.resolve()]
+    assert git.branch_sha(repo, "task-1") is not None  # the branch outlives its worktree
+    git.remove_worktree(repo, attempt)
+
+
+def test_remove_worktree_after_its_folder_was_deleted_by_hand(repo: Path, attempt: Path) -> None:
+    old_worktree(repo, attempt)
+    subprocess.run(["rm", "-rf", str(attempt)], check=True)
+    git.remove_worktree(repo, attempt)
+    assert [t.path for t in git.worktrees(repo)] == [repo.resolve()]
+    git.delete_branch(repo, "task-1")
+
+
+@pytest.mark.parametrize("deleted_by_hand", [False, True])
+def test_remove_worktree_refuses_a_locked_worktree_unless_told(
+    repo: Path, attempt: Path, deleted_by_hand: bool
+) -> None:
+    old_worktree(repo, attempt)
+    run(repo, "worktree", "lock", str(attempt))
+    if deleted_by_hand:
+        subprocess.run(["rm", "-rf", str(attempt)], check=True)
+    with pytest.raises(GitError) as error:
+        git.remove_worktree(repo, attempt)
+    assert "locked" in assert_one_line_fix(error)
+    git.remove_worktree(repo, attempt, locked_too=True)
+    assert not attempt.exists()
+    assert len(git.worktrees(repo)) == 1
+
+
+def test_remove_worktree_of_a_worktree_whose_git_link_was_rewritten(
+    repo: Path, attempt: Path, tmp_path: Path
+) -> None:
+    """An agent of an earlier version aimed its worktree at another repository: the folder
+    is the harness's own, so it goes, and the other repository is left alone."""
+    other = make_repo(tmp_path / "other")
+    before = snapshot(other)
+    old_worktree(repo, attempt)
+    (attempt / ".git").write_text(f"gitdir: {other / '.git'}\n")
+    git.remove_worktree(repo, attempt, locked_too=True)
+    assert not attempt.exists()
+    assert len(git.worktrees(repo)) == 1
+    assert snapshot(other) == before
+
+
+def test_remove_worktree_of_a_path_never_added(repo: Path, attempt: Path) -> None:
+    git.remove_worktree(repo, attempt)
+    assert len(git.worktrees(repo)) == 1
+
+
+def test_worktrees_lists_the_main_checkout_first(repo: Path, tmp_path: Path) -> None:
+    head = run(repo, "rev-parse", "HEAD")
+    old_worktree(repo, tmp_path / "on branch")
+    run(repo, "worktree", "add", "-q", "--detach", str(tmp_path / "detached"))
+    main, *others = git.worktrees(repo)
+    assert main == Worktree(repo.resolve(), head, "main")
+    assert sorted(others, key=lambda t: t.path) == [
+        Worktree((tmp_path / "detached").resolve(), head, None),
+        Worktree((tmp_path / "on branch").resolve(), head, "task-1"),
+    ]
+
+
+def test_common_dir_is_the_repositorys_own_git_folder(repo: Path, attempt: Path) -> None:
+    old_worktree(repo, attempt)
+    assert git.common_dir(repo).resolve() == (repo / ".git").resolve()
+    assert git.common_dir(attempt).resolve() == (repo / ".git").resolve()
+
+
+# the harness's commit
+
+
+def test_commit_tree_makes_one_commit_on_the_base(repo: Path) -> None:
+    base = run(repo, "rev-parse", "HEAD")
+    later = commit(repo, "later", {"later.txt": "x"})
+    tree = run(repo, "rev-parse", f"{later}^{{tree}}")
+    sha = git.commit_tree(repo, tree, base, "task 1: one commit")
+    assert run(repo, "rev-list", "--parents", "-n", "1", sha).split() == [sha, base]
+    assert git.tree_of(repo, sha) == tree
+    assert run(repo, "log", "-1", "--format=%B", sha) == "task 1: one commit"
+    assert run(repo, "log", "-1", "--format=%an <%ae>", sha) == "Tess Ter <tess@example.com>"
+    assert git.branch_sha(repo, "main") == later  # no branch moves
+
+
+# comparing commits
+
+
+def test_changed_paths(repo: Path) -> None:
+    body = "".join(f"line {n}\n" for n in range(20))
+    base = commit(repo, "base", {"keep.txt": "k", "mod.txt": "m", "gone.txt": "g", "mv.py": body})
+    (repo / "gone.txt").unlink()
+    (repo / "mv.py").unlink()
+    (repo / "src" / "app.py").unlink()
+    (repo / "src" / "app.py").symlink_to("../README.md")
+    write(repo, {"mod.txt": "changed", "new.txt": "n", "pkg/moved.py": body + "one more\n"})
+    head = commit(repo, "head")
+    assert sorted(diffs.changed_paths(repo, base, head), key=lambda c: c.path) == [
+        Change("D", "gone.txt"),
+        Change("M", "mod.txt"),
+        Change("A", "new.txt"),
+        Change("R", "pkg/moved.py", "mv.py"),
+        Change("T", "src/app.py"),
+    ]
+    assert diffs.changed_paths(repo, head, head) == []
+
+
+def test_whitespace_errors(repo: Path) -> None:
+    base = run(repo, "rev-parse", "HEAD")
+    clean = commit(repo, "clean", {"clean.txt": "fine\n"})
+    assert diffs.whitespace_errors(repo, base, clean) == ""
+    messy = commit(repo, "messy", {"messy.txt": "trailing   \n"})
+    problems = diffs.whitespace_errors(repo, clean, messy)
+    assert "messy.txt:1: trailing whitespace." in problems
+    marker = commit(repo, "marker", {"conflict.txt": "<<<<<<< ours\na\n=======\nb\n>>>>>>> x\n"})
+    assert "leftover conflict marker" in diffs.whitespace_errors(repo, messy, marker)
+
+
+def test_counts_summary_and_patch(repo: Path) -> None:
+    body = "".join(f"line {n}\n" for n in range(20))
+    base = commit(repo, "base", {"mod.txt": "a\nb\n", "mv.py": body})
+    (repo / "mv.py").unlink()
+    (repo / "blob.bin").write_bytes(b"\x00\x01\xff")
+    write(repo, {"mod.txt": "a\nB\nc\n", "pkg/moved.py": body + "one more\n"})
+    head = commit(repo, "head")
+    assert sorted(diffs.counts(repo, base, head), key=lambda c: c.path) == [
+        diffs.Counted("blob.bin", None, None),
+        diffs.Counted("mod.txt", 2, 1),
+        diffs.Counted("pkg/moved.py", 1, 0),
+    ]
+    line = diffs.summary(repo, base, head)
+    assert line.startswith("3 files changed (+3 -1): ")
+    assert sorted(line.split(": ", 1)[1].split(", ")) == ["blob.bin", "mod.txt", "pkg/moved.py"]
+    assert diffs.summary(repo, base, head, names=1).endswith(" and 2 more")
+    assert diffs.summary(repo, head, head) == "no changes"
+    text = diffs.patch(repo, base, head)
+    assert "rename from mv.py" in text and "+B" in text and "-b" in text
+    assert diffs.patch(repo, head, head) == ""
+
+
+def test_symlinks(repo: Path) -> None:
+    (repo / "inside").symlink_to("src/app.py")
+    (repo / "src" / "outside").symlink_to("/etc/passwd")
+    (repo / "*").symlink_to("README.md")
+    sha = commit(repo, "links")
+    asked = ["inside", "src/outside", "README.md", "src", "missing"]
+    assert diffs.symlinks(repo, sha, asked) == {
+        "inside": "src/app.py",
+        "src/outside": "/etc/passwd",
+    }
+    assert diffs.symlinks(repo, sha, ["*"]) == {"*": "README.md"}  # a name, not a wildcard
+    assert diffs.symlinks(repo, sha, []) == {}
+
+
+# repository configuration never makes the harness's git run a program
+
+
+def trap(tmp_path: Path, name: str) -> str:
+    """A program that leaves the marker `name` in tmp_path/markers when anything runs it."""
+    (tmp_path / "markers").mkdir(exist_ok=True)
+    script = tmp_path / "traps" / name
+    script.parent.mkdir(exist_ok=True)
+    marker = tmp_path / "markers" / name
+    script.write_text(f"#!/bin/sh\ntouch '{marker}'\ncat >/dev/null 2>&1\nexit 0\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+def markers(tmp_path: Path) -> list[str]:
+    return sorted(p.name for p in (tmp_path / "markers").iterdir())
+
+
+HOOKS = (
+    "pre-commit",
+    "post-commit",
+    "post-checkout",
+    "post-index-change",
+    "reference-transaction",
+    "pre-auto-gc",
+    "post-rewrite",
+)
+
+
+def poison(repo: Path, tmp_path: Path) -> None:
+    """Every setting of the repository's own .git that makes a plain git run a program."""
+    settings = {
+        "core.fsmonitor": trap(tmp_path, "fsmonitor"),
+        "core.pager": trap(tmp_path, "pager"),
+        "core.editor": trap(tmp_path, "editor"),
+        "diff.external": trap(tmp_path, "diff-external"),
+        "diff.md.command": trap(tmp_path, "diff-driver"),
+        "diff.md.textconv": trap(tmp_path, "textconv"),
+        "gpg.program": trap(tmp_path, "gpg"),
+        "commit.gpgSign": "true",
+        "alias.status": "!" + trap(tmp_path, "alias-status"),
+        "alias.diff": "!" + trap(tmp_path, "alias-diff"),
+        "core.hooksPath": str(tmp_path / "hooks"),
+    }
+    for key, value in settings.items():
+        run(repo, "config", key, value)
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "attributes").write_text("notes.md diff=md\n")
+    for folder in (tmp_path / "hooks", repo / ".git" / "hooks"):
+        folder.mkdir(exist_ok=True)
+        for hook in HOOKS:
+            (folder / hook).write_text(Path(trap(tmp_path, f"hook-{hook}")).read_text())
+            (folder / hook).chmod(0o755)
+
+
+@pytest.fixture
+def poisoned(repo: Path, tmp_path: Path) -> Path:
+    """The repository with a second commit (an edit, a whitespace error, a symlink), then
+    poisoned; nothing has run yet."""
+    commit(repo, "second", {"README.md": "# demo  \nmore\n", "notes.md": "n\n"})
+    (repo / "link").symlink_to("README.md")
+    commit(repo, "third")
+    poison(repo, tmp_path)
+    assert markers(tmp_path) == []
+    return repo
+
+
+def test_the_poisoned_repository_makes_a_plain_git_run_programs(
+    poisoned: Path, tmp_path: Path
+) -> None:
+    """What the harness's git must not do, shown by git itself: the test below can fail."""
+    write(poisoned, {"README.md": "edited\n", "notes.md": "edited\n"})
+    subprocess.run(["git", "-C", str(poisoned), "status"], capture_output=True, check=True)
+    subprocess.run(["git", "-C", str(poisoned), "diff"], capture_output=True, check=False)
+    subprocess.run(["git", "-C", str(poisoned), "commit", "-qam", "x"], capture_output=True)
+    assert {"fsmonitor", "diff-external", "diff-driver", "hook-pre-commit"} <= set(
+        markers(tmp_path)
+    )
+
+
+def workspace_round_trip(repo: Path, tmp_path: Path) -> None:
+    """An attempt as the runner makes it: a workspace, an edit, the candidate collected."""
+    base = git.resolve(repo, "HEAD~1")
+    ws = workspace.prepare(repo, tmp_path / "ws", tmp_path / "index", base, "task-1")
+    write(ws.path, {"README.md": "changed  \n", "new.md": "n\n"})
+    assert workspace.collect(repo, ws, base, "task 1") is not None
+    workspace.prepare(repo, ws.path, ws.index, "HEAD", None)  # reused for the next candidate
+    workspace.remove(ws.path)
+
+
+HARNESS_CALLS: list[tuple[str, Callable[[Path, Path], object]]] = [
+    ("resolve", lambda repo, _: git.resolve(repo, "HEAD~1")),
+    ("has_commits", lambda repo, _: git.has_commits(repo)),
+    ("current_branch", lambda repo, _: git.current_branch(repo)),
+    ("dirty_paths", lambda repo, _: git.dirty_paths(repo)),
+    ("branch_sha", lambda repo, _: git.branch_sha(repo, "main")),
+    ("create_branch", lambda repo, _: git.create_branch(repo, "task-1", "HEAD~1")),
+    (
+        "move_branch",
+        lambda repo, _: (
+            git.create_branch(repo, "task-1", "HEAD~1"),
+            git.move_branch(repo, "task-1", "HEAD", "HEAD~1"),
+            git.delete_branch(repo, "task-1"),
+        ),
+    ),
+    ("is_ancestor and rev_count", lambda repo, _: git.rev_count(repo, "HEAD~2", "HEAD")),
+    ("tree_of", lambda repo, _: git.tree_of(repo, "HEAD")),
+    ("worktrees", lambda repo, _: git.worktrees(repo)),
+    ("changed_paths", lambda repo, _: diffs.changed_paths(repo, "HEAD~2", "HEAD")),
+    ("whitespace_errors", lambda repo, _: diffs.whitespace_errors(repo, "HEAD~2", "HEAD")),
+    ("patch", lambda repo, _: diffs.patch(repo, "HEAD~2", "HEAD")),
+    ("summary", lambda repo, _: diffs.summary(repo, "HEAD~2", "HEAD")),
+    ("symlinks", lambda repo, _: diffs.symlinks(repo, "HEAD", ["link"])),
+    ("snapshot", lambda repo, _: snapshot(repo)),
+    ("commit_tree", lambda repo, _: git.commit_tree(repo, git.tree_of(repo, "HEAD"), "HEAD", "m")),
+    ("workspace prepare and collect", workspace_round_trip),
+]
+
+
+@pytest.mark.parametrize(("name", "call"), HARNESS_CALLS, ids=[n for n, _ in HARNESS_CALLS])
+def test_the_harness_git_runs_nothing_a_repository_configures(
+    poisoned: Path, tmp_path: Path, name: str, call: Callable[[Path, Path], object]
+) -> None:
+    write(poisoned, {"README.md": "the user's edit\n"})  # something for status to look at
+    call(poisoned, tmp_path)
+    assert markers(tmp_path) == []
+
+
+def test_filters_the_repository_configures_are_not_run(repo: Path, tmp_path: Path) -> None:
+    """As the issue names them: hooks, fsmonitor, filters, ... never run in the harness."""
+    commit(repo, "second", {"README.md": "second\n"})
+    run(repo, "config", "filter.x.clean", trap(tmp_path, "clean"))
+    run(repo, "config", "filter.x.smudge", trap(tmp_path, "smudge"))
+    (repo / ".git" / "info" / "attributes").write_text("* filter=x\n")
+    workspace_round_trip(repo, tmp_path)
+    assert markers(tmp_path) == []
+
+
+# the user's checkout stays as it was
+
+
+def test_reading_leaves_the_index_file_alone(repo: Path) -> None:
+    # A stat-only change makes a plain `git status` rewrite the index; ours must not.
+    os.utime(repo / "README.md", (1_600_000_000, 1_600_000_000))
+    before = snapshot(repo)
+    git.dirty_paths(repo)
+    snapshot(repo)
+    assert snapshot(repo) == before
+
+
+def touch_tracked(repo: Path) -> None:
+    os.utime(repo / "README.md", (1_600_000_000, 1_600_000_000))
+    run(repo, "update-index", "--refresh")
+
+
+def store_stash(repo: Path) -> None:
+    write(repo, {"README.md": "for the stash\n"})
+    sha = run(repo, "stash", "create")
+    write(repo, {"README.md": "# demo\n"})
+    run(repo, "stash", "store", "-m", "kept", sha)
+
+
+MUTATIONS: list[tuple[str, Callable[[Path], object]]] = [
+    ("head", lambda repo: commit(repo, "another")),
+    ("branch", lambda repo: run(repo, "switch", "-q", "-c", "other")),
+    ("index", lambda repo: run(repo, "update-index", "--chmod=+x", "README.md")),
+    ("index_hash", touch_tracked),
+    ("stash", store_stash),
+    ("status", lambda repo: write(repo, {"untracked.txt": "x"})),
+    ("files", lambda repo: write(repo, {"build/ignored.o": "x"})),
+    ("files", lambda repo: (repo / "empty-folder").mkdir()),
+    ("files", lambda repo: (repo / "link").symlink_to("README.md")),
+    ("files", lambda repo: (repo / ".gitignore").chmod(0o755)),
+]
+
+
+@pytest.mark.parametrize(("key", "mutate"), MUTATIONS)
+def test_snapshot_notices_each_kind_of_change(
+    repo: Path, key: str, mutate: Callable[[Path], object]
+) -> None:
+    write(repo, {"build/ignored.o": "original"})
+    before = snapshot(repo)
+    mutate(repo)
+    after = snapshot(repo)
+    assert before[key] != after[key]
+
+
+def test_snapshot_is_stable_and_skips_the_git_folder(repo: Path) -> None:
+    before = snapshot(repo)
+    run(repo, "update-ref", "refs/heads/unrelated", "HEAD")  # writes under .git only
+    assert snapshot(repo) == before
+    assert set(before) == {"head", "branch", "index", "index_hash", "stash", "status", "files"}
+    files = before["files"]
+    assert isinstance(files, dict)
+    assert sorted(files) == [".gitignore", "README.md", "src", "src/app.py"]
