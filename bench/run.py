@@ -72,12 +72,12 @@ except ImportError:  # run without the package installed: use the source tree
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from taskhand import config as runconfig
-from taskhand.agents.base import Outcome, Unit
 from taskhand.agents.replay import ReplayAgent
 from taskhand.run import launch
 from taskhand.state.paths import StateDir
 from taskhand.state.records import Event
 from taskhand.state.store import Store
+from taskhand.unit import Outcome, Unit
 from taskhand.workspace import git as taskhand_git
 
 SMALL_TARGET_MS = 200.0

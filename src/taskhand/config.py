@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from taskhand.agents.base import LENSES
+from taskhand.unit import LENSES
 
 __all__ = ["LENSES", "Caps", "PromptCaps", "RunConfig", "Summary"]
 

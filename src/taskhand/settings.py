@@ -22,8 +22,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from taskhand.agents.base import LENSES
 from taskhand.config import PromptCaps
+from taskhand.unit import LENSES
 
 FILE = "taskhand.toml"
 DEFAULT_AGENT = "replay"

@@ -9,8 +9,8 @@ import json
 import sys
 from pathlib import Path
 
-from taskhand.agents.base import Role, Unit
 from taskhand.agents.cli.backend import CliAgent
+from taskhand.unit import Role, Unit
 
 NO_RETRIES = ["-c", "model_providers.taskhand.request_max_retries=0"]
 

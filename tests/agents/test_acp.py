@@ -16,18 +16,10 @@ from typing import Any
 import pytest
 
 from taskhand.agents.acp.backend import AcpAgent
-from taskhand.agents.base import (
-    AgentError,
-    Case,
-    Evidence,
-    Outcome,
-    Question,
-    Role,
-    Unit,
-    Verdict,
-)
+from taskhand.agents.base import AgentError
 from taskhand.agents.cli.backend import NUDGE, VERDICT_NUDGE
 from taskhand.agents.prices import Price
+from taskhand.unit import Case, Evidence, Outcome, Question, Role, Unit, Verdict
 from tests import ROOT
 from tests.fakes import scripted_anthropic as anthropic
 from tests.gates.test_checks import gone

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from taskhand.agents.base import AgentError, Case, Question, Role, Unit, Verdict
+from taskhand.agents.base import AgentError
 from taskhand.agents.cli.backend import NUDGE, VERDICT_NUDGE, CliAgent
 from taskhand.agents.cli.outcome import parse_outcome
 from taskhand.agents.cli.output import (
@@ -27,6 +27,7 @@ from taskhand.agents.cli.output import (
     parse_opencode,
 )
 from taskhand.agents.prices import Price
+from taskhand.unit import Case, Question, Role, Unit, Verdict
 from tests import ROOT
 from tests.fakes import scripted_anthropic as anthropic
 from tests.fakes import scripted_responses as responses

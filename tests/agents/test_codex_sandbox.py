@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from taskhand.agents.base import Case, Role
 from taskhand.agents.cli.codex_sandbox import HELPER, helper_path
+from taskhand.unit import Case, Role
 from tests import ROOT
 from tests.agents.test_cli import (
     ACCEPT,

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 
 from taskhand.agents import prices
-from taskhand.agents.base import AgentError, Case, Question, Role, Unit, Usage, Verdict
+from taskhand.agents.base import AgentError
 from taskhand.agents.openai.loop import NUDGE, VERDICT_NUDGE, OpenAIAgent
+from taskhand.unit import Case, Question, Role, Unit, Usage, Verdict
 from tests.fakes.scripted_openai import EMPTY, Delay, ScriptedOpenAI, Status, reply, tool_call
 
 KEY = "sk-test-key-abcdef123"

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from taskhand.agents.base import Case, Role, Unit, Verdict
 from taskhand.agents.replay import ReplayAgent, ScriptError
+from taskhand.unit import Case, Role, Unit, Verdict
 
 SCRIPT = f"""
 [[tasks."T-002"]]

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from taskhand.host import sandbox
-from taskhand.host.sandbox import NONE, Sandbox, SandboxError, bwrap_problem, choose
+from taskhand.host.sandbox import NONE, SandboxError, bwrap_problem, choose, confine
+from taskhand.unit import Sandbox
 
 needs_bwrap = pytest.mark.skipif(bool(bwrap_problem()), reason=f"no sandbox: {bwrap_problem()}")
 
@@ -18,7 +19,7 @@ def confined(command: str, workspace: Path) -> str:
     """`command` in the sandbox; the test's folder (under /tmp, private inside) shown read-only."""
     box = Sandbox("bwrap").with_readable([workspace.parent])
     done = subprocess.run(
-        box.argv(["sh", "-c", command], [workspace], workspace),
+        confine(box, ["sh", "-c", command], [workspace], workspace),
         capture_output=True,
         text=True,
         timeout=60,
@@ -77,7 +78,7 @@ def test_no_process_outlives_the_sandbox(tmp_path: Path) -> None:
 
 
 def test_none_runs_the_command_as_it_is(tmp_path: Path) -> None:
-    assert NONE.argv(["true"], [tmp_path], tmp_path) == ["true"]
+    assert confine(NONE, ["true"], [tmp_path], tmp_path) == ["true"]
     assert choose("none") == (NONE, "")
 
 

@@ -8,13 +8,13 @@ import re
 from pathlib import Path
 
 from taskhand import prompts
-from taskhand.agents.base import CaseReport, Evidence
 from taskhand.config import PromptCaps
 from taskhand.gates import GateResult
 from taskhand.plan.model import Criterion, Dialect, Plan, Status, Task
 from taskhand.state.paths import StateDir, home
 from taskhand.state.records import UnitRow
 from taskhand.state.store import Store
+from taskhand.unit import CaseReport, Evidence
 from taskhand.workspace.diffs import Change
 from tests.plans import md_plan, md_task
 from tests.runs import attempt, make_repo, run_plan, script, write

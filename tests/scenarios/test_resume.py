@@ -521,14 +521,14 @@ def test_sigkill_at_random_events(
 BETWEEN = [
     ("markdown", "call:taskhand.state.store:Store.create_run"),  # a run row, no run branch yet
     ("markdown", "call:taskhand.state.store:Store.set_run_branch"),  # a branch name, no branch yet
-    ("markdown", "call:taskhand.workspace.git:create_branch"),  # the run branch, no run_started event
+    ("markdown", "call:taskhand.workspace.git:create_branch"),  # run branch, no run_started event
     ("markdown", "call:taskhand.workspace:prepare"),  # a workspace before its unit
     ("markdown", "call:taskhand.workspace:collect"),  # a candidate not yet recorded
     ("markdown", "call:taskhand.workspace:prepare#2"),  # a reviewer's copy, no review
     ("markdown", "call:taskhand.workspace:prepare#9"),  # the copy moved to T-003 attempt 1
     ("markdown", "call:taskhand.state.store:Store.finish_attempt#4"),  # T-003 rejected, no event
     ("markdown", "call:taskhand.state.store:Store.finish_attempt"),  # passed, not yet integrated
-    ("markdown", "call:taskhand.workspace.git:move_branch"),  # integrated, no 'integrated' event yet
+    ("markdown", "call:taskhand.workspace.git:move_branch"),  # integrated, no 'integrated' event
     ("markdown", "call:taskhand.workspace:remove"),  # the attempt's workspace just removed
     ("markdown", "call:taskhand.state.store:Store.set_task#2"),  # concluded, no task_concluded yet
     ("tasktrack", "call:taskhand.state.status:write_atomic#1"),  # overview BUSY, the store not

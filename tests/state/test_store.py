@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from taskhand.agents.base import Usage
 from taskhand.plan.model import Exchange, Status
 from taskhand.state import store as store_module
 from taskhand.state.records import Entry, Run, TaskState
 from taskhand.state.store import Store
+from taskhand.unit import Usage
 from tests import ROOT
 
 SRC = ROOT / "src"

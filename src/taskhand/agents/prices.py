@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeGuard
 
-from taskhand.agents.base import AgentError, Usage
+from taskhand.agents.base import AgentError
+from taskhand.unit import Usage
 
 ENV = "TASKHAND_PRICES"
 

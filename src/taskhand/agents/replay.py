@@ -33,18 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from taskhand.agents.base import (
-    LENSES,
-    AgentError,
-    Case,
-    Outcome,
-    Question,
-    Role,
-    Unit,
-    Usage,
-    Verdict,
-)
+from taskhand.agents.base import AgentError
 from taskhand.host.allowlist import child_env
+from taskhand.host.sandbox import confine_unit
+from taskhand.unit import LENSES, Case, Outcome, Question, Role, Unit, Usage, Verdict
 
 ACTIONS = ("write", "edit", "delete", "run", "commit", "sleep")
 USAGE = ("tokens_in", "tokens_out", "tokens_cached", "cost")
@@ -254,7 +246,7 @@ def _perform(
         argv = [str(a) for a in action["run"]]
         try:
             done = subprocess.run(
-                unit.confined(argv),
+                confine_unit(unit, argv),
                 cwd=worktree,
                 env=env,
                 capture_output=True,
@@ -284,7 +276,7 @@ def _perform(
             ],
         ):
             subprocess.run(
-                unit.confined(argv),
+                confine_unit(unit, argv),
                 cwd=worktree,
                 env=env,
                 capture_output=True,

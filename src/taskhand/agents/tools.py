@@ -29,8 +29,9 @@ from taskhand.agents.tool_schemas import DEFAULT_READ_LINES, check_arguments
 from taskhand.gates.checks import run_check
 from taskhand.gates.scope import matches
 from taskhand.host.allowlist import child_env
-from taskhand.host.sandbox import NONE, Sandbox
+from taskhand.host.sandbox import NONE
 from taskhand.plan.model import Check
+from taskhand.unit import Sandbox
 
 BINARY_PROBE_BYTES = 8 * 1024
 MAX_LINE_CHARS = 2000

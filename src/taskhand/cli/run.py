@@ -16,13 +16,13 @@ from rich.table import Table
 
 from taskhand import config as runconfig
 from taskhand import demo, settings
-from taskhand.agents.base import LENSES
 from taskhand.host import interrupts
 from taskhand.plan import formats
 from taskhand.run import clean, feedback, launch
 from taskhand.state.paths import StateDir
 from taskhand.state.records import Run
 from taskhand.state.store import Store
+from taskhand.unit import LENSES
 from taskhand.views import progress as watch
 from taskhand.views.terminal import dumps, echo, printable, rich_text
 from taskhand.workspace import git

@@ -12,8 +12,9 @@ from pathlib import Path
 from taskhand.gates import scope
 from taskhand.gates.checks import run_check
 from taskhand.host.allowlist import child_env
-from taskhand.host.sandbox import NONE, Sandbox
+from taskhand.host.sandbox import NONE
 from taskhand.plan.model import Task
+from taskhand.unit import Sandbox
 from taskhand.workspace import diffs
 
 

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskhand.host import interrupts
-from taskhand.host.sandbox import NONE, Sandbox
+from taskhand.host.sandbox import NONE, confine
 from taskhand.plan.model import Check
+from taskhand.unit import Sandbox
 
 DEFAULT_OUTPUT_LIMIT = 64 * 1024
 HEAD_BYTES = 4 * 1024
@@ -110,7 +111,7 @@ def run_check(
             return failed(missing)
     try:
         proc = subprocess.Popen(
-            sandbox.argv(check.argv, [cwd], cwd),
+            confine(sandbox, check.argv, [cwd], cwd),
             cwd=cwd,
             env=dict(env) if env is not None else None,
             stdin=subprocess.DEVNULL,

@@ -15,8 +15,9 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from taskhand.unit import Sandbox, Unit
 
 CHOICES = ("auto", "bwrap", "none")
 
@@ -48,64 +49,55 @@ class SandboxError(Exception):
     """The sandbox asked for cannot be had; the message is one line with the fix."""
 
 
-@dataclass(frozen=True)
-class Sandbox:
-    """How agent-controlled processes are confined: `kind` is bwrap or none."""
+def confine(
+    sandbox: Sandbox, argv: Sequence[str], writable: Sequence[Path], cwd: Path
+) -> list[str]:
+    """`argv` run inside the sandbox, able to write only `writable` (the workspace, and for
+    an agent program the folders it keeps its own settings in)."""
+    if not sandbox.active:
+        return list(argv)
+    wrapped = [
+        _bwrap(),
+        "--ro-bind", "/", "/",
+        "--dev", "/dev",
+        "--tmpfs", "/dev/shm",
+        "--proc", "/proc",
+        "--tmpfs", "/tmp",
+        "--tmpfs", "/var/tmp",
+    ]  # fmt: skip
+    for shown in _under_tmp([*sandbox.readable, *_programs()]):
+        wrapped += ["--ro-bind", shown, shown]
+    home = Path(os.environ.get("HOME") or Path.home())
+    for masked in [*_MASKED, *(str(home / name) for name in _HOME_SECRETS)]:
+        if os.path.isdir(masked):
+            wrapped += ["--tmpfs", masked]
+        elif os.path.exists(masked):
+            wrapped += ["--ro-bind", "/dev/null", masked]
+    for path in writable:
+        if path.exists():
+            real = str(path.resolve())
+            wrapped += ["--bind", real, real]
+    wrapped += [
+        # Caches that tools write under $HOME land in the private /tmp instead.
+        "--setenv", "XDG_CACHE_HOME", "/tmp/.cache",
+        "--setenv", "TMPDIR", "/tmp",  # the outside TMPDIR may not exist in here
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--die-with-parent",
+        # No --new-session: the callers start bwrap in a session of its own already (so
+        # nothing inside has a controlling terminal to type into), and keeping the
+        # namespace's first process in bwrap's process group lets one killpg take down the
+        # whole sandbox, whatever happens to bwrap itself.
+        "--chdir", str(cwd.resolve()),
+        "--",
+        *argv,
+    ]  # fmt: skip
+    return wrapped
 
-    kind: str = "none"
-    # What agent processes must read although it lies under /tmp, which is private inside:
-    # the user's repository (the workspace borrows its objects), programs, the interpreter.
-    readable: tuple[Path, ...] = field(default=())
 
-    @property
-    def active(self) -> bool:
-        return self.kind == "bwrap"
-
-    def with_readable(self, paths: Sequence[Path]) -> Sandbox:
-        return Sandbox(self.kind, (*self.readable, *paths))
-
-    def argv(self, argv: Sequence[str], writable: Sequence[Path], cwd: Path) -> list[str]:
-        """`argv` run inside the sandbox, able to write only `writable` (the workspace, and for
-        an agent program the folders it keeps its own settings in)."""
-        if not self.active:
-            return list(argv)
-        wrapped = [
-            _bwrap(),
-            "--ro-bind", "/", "/",
-            "--dev", "/dev",
-            "--tmpfs", "/dev/shm",
-            "--proc", "/proc",
-            "--tmpfs", "/tmp",
-            "--tmpfs", "/var/tmp",
-        ]  # fmt: skip
-        for shown in _under_tmp([*self.readable, *_programs()]):
-            wrapped += ["--ro-bind", shown, shown]
-        home = Path(os.environ.get("HOME") or Path.home())
-        for masked in [*_MASKED, *(str(home / name) for name in _HOME_SECRETS)]:
-            if os.path.isdir(masked):
-                wrapped += ["--tmpfs", masked]
-            elif os.path.exists(masked):
-                wrapped += ["--ro-bind", "/dev/null", masked]
-        for path in writable:
-            if path.exists():
-                real = str(path.resolve())
-                wrapped += ["--bind", real, real]
-        wrapped += [
-            # Caches that tools write under $HOME land in the private /tmp instead.
-            "--setenv", "XDG_CACHE_HOME", "/tmp/.cache",
-            "--setenv", "TMPDIR", "/tmp",  # the outside TMPDIR may not exist in here
-            "--unshare-pid",
-            "--unshare-ipc",
-            "--die-with-parent",
-            # No --new-session: the callers start bwrap in a session of its own already (so
-            # nothing inside has a controlling terminal to type into), and keeping the
-            # namespace's first process in bwrap's process group lets one killpg take down the
-            # whole sandbox, whatever happens to bwrap itself.
-            "--chdir", str(cwd.resolve()),
-            "--",
-            *argv,
-        ]  # fmt: skip
-        return wrapped
+def confine_unit(unit: Unit, argv: Sequence[str], *extra: Path) -> list[str]:
+    """`argv` run in the unit's sandbox, writing only its workspace (and `extra`)."""
+    return confine(unit.sandbox, argv, [unit.worktree, *extra], unit.worktree)
 
 
 NONE = Sandbox("none")
@@ -169,7 +161,7 @@ def bwrap_problem() -> str:
     probe = Sandbox("bwrap")
     try:
         done = subprocess.run(
-            probe.argv(["true"], [], Path("/")),
+            confine(probe, ["true"], [], Path("/")),
             stdin=subprocess.DEVNULL,
             start_new_session=True,
             capture_output=True,

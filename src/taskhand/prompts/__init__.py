@@ -13,11 +13,11 @@ from importlib.resources import files
 from pathlib import Path
 from string import Template
 
-from taskhand.agents.base import CaseReport
 from taskhand.config import PromptCaps
 from taskhand.gates import GateResult
 from taskhand.plan.model import Exchange, Plan, Status, Task
 from taskhand.state.records import LedgerEntry
+from taskhand.unit import CaseReport
 from taskhand.workspace.diffs import Change
 
 CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md")  # the project's conventions, read at the task's base

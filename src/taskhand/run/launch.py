@@ -22,6 +22,7 @@ from taskhand.state.paths import StateDir
 from taskhand.state.records import Event, Run
 from taskhand.state.status import StatusBook
 from taskhand.state.store import Store
+from taskhand.unit import Sandbox
 from taskhand.workspace import git
 
 
@@ -57,7 +58,7 @@ def _agents(plan: Plan, config: RunConfig) -> dict[str, Agent]:
     return made
 
 
-def _sandbox(config: RunConfig) -> tuple[sandbox.Sandbox, str]:
+def _sandbox(config: RunConfig) -> tuple[Sandbox, str]:
     try:
         return sandbox.choose(config.sandbox)
     except sandbox.SandboxError as exc:

@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from taskhand import prompts, workspace
-from taskhand.agents.base import Agent, Case, CaseReport, Outcome, Role, Unit, Verdict
+from taskhand.agents.base import Agent
 from taskhand.config import RunConfig, Summary
 from taskhand.gates import GateResult, run_gates
-from taskhand.host.sandbox import NONE, Sandbox
+from taskhand.host.sandbox import NONE
 from taskhand.host.secrets import Redactor
 from taskhand.plan import schedule
 from taskhand.plan.model import Plan, Status, Task
@@ -35,6 +35,7 @@ from taskhand.state.paths import StateDir
 from taskhand.state.records import Attempt, Entry, Event, Run
 from taskhand.state.status import StatusBook
 from taskhand.state.store import Store
+from taskhand.unit import Case, CaseReport, Outcome, Role, Sandbox, Unit, Verdict
 from taskhand.workspace import diffs, git, review_copy
 from taskhand.workspace.backstop import Print
 from taskhand.workspace.review_copy import VIOLATION, disposable_copy

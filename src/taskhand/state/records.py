@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from taskhand.agents.base import Usage
 from taskhand.plan.model import Status
+from taskhand.unit import Usage
 
 
 @dataclass(frozen=True)

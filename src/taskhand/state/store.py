@@ -19,7 +19,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from taskhand.agents.base import Usage
 from taskhand.host.secrets import is_secret_name, scrub_shapes
 from taskhand.plan.model import Exchange, Status, id_key
 from taskhand.state.records import (
@@ -34,6 +33,7 @@ from taskhand.state.records import (
     TaskStats,
     UnitRow,
 )
+from taskhand.unit import Usage
 from taskhand.views import terminal
 
 if TYPE_CHECKING:

@@ -31,20 +31,15 @@ from pydantic import ValidationError
 from taskhand import __version__
 from taskhand.agents import prices as price_list
 from taskhand.agents.acp.client import AcpClient
-from taskhand.agents.base import (
-    AgentError,
-    Case,
-    Outcome,
-    Role,
-    Unit,
-    Usage,
-)
+from taskhand.agents.base import AgentError
 from taskhand.agents.cli.backend import nudge
 from taskhand.agents.cli.outcome import Found, outcome, parse_outcome
 from taskhand.agents.cli.presets import variables_for
 from taskhand.host import interrupts
 from taskhand.host.allowlist import agent_env
+from taskhand.host.sandbox import confine
 from taskhand.host.secrets import Redactor
+from taskhand.unit import Case, Outcome, Role, Unit, Usage
 
 LINE_LIMIT = 50 * 1024 * 1024  # one JSON-RPC message; longer lines end the unit
 STDERR_KEPT = 64 * 1024
@@ -103,8 +98,11 @@ class _Session:
     async def run(self) -> Outcome:
         try:
             proc = await asyncio.create_subprocess_exec(
-                *self.unit.sandbox.with_readable([Path(self.agent.argv[0]).resolve()]).argv(
-                    self.agent.argv, [self.unit.worktree], self.unit.worktree
+                *confine(
+                    self.unit.sandbox.with_readable([Path(self.agent.argv[0]).resolve()]),
+                    self.agent.argv,
+                    [self.unit.worktree],
+                    self.unit.worktree,
                 ),
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,

@@ -31,7 +31,6 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
-from taskhand.agents.base import Role, Unit
 from taskhand.agents.tool_paths import (
     ToolError,
     open_regular,
@@ -42,6 +41,7 @@ from taskhand.agents.tool_paths import (
     touches_git,
     writable,
 )
+from taskhand.unit import Role, Unit
 
 # Kinds of tool an evaluator may run; edit, delete, move, switch_mode and unknown kinds it may not.
 EVALUATOR_KINDS = frozenset({"read", "search", "execute", "think", "fetch"})

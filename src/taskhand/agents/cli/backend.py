@@ -13,21 +13,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from taskhand.agents import prices as price_list
-from taskhand.agents.base import (
-    CATEGORIES,
-    AgentError,
-    Case,
-    Outcome,
-    Role,
-    Unit,
-    Usage,
-)
+from taskhand.agents.base import AgentError
 from taskhand.agents.cli.outcome import Found, outcome, parse_outcome
 from taskhand.agents.cli.output import Report
 from taskhand.agents.cli.presets import COMMAND_ENV, NAMES, PRESETS, Context, split_template
 from taskhand.host.allowlist import agent_env
 from taskhand.host.process import OUTPUT_LIMIT, Call, execute
+from taskhand.host.sandbox import confine
 from taskhand.host.secrets import Redactor
+from taskhand.unit import CATEGORIES, Case, Outcome, Role, Unit, Usage
 
 NUDGE = (
     "Your last message did not end with the outcome block. Reply with only that block, as "
@@ -138,7 +132,7 @@ class CliAgent:
         unit = context.unit
         sandbox = unit.sandbox.with_readable([Path(self.program), self.program_files])
         writable = [unit.worktree, context.scratch, *self.state]
-        confined = Call(sandbox.argv(call.argv, writable, unit.worktree), call.stdin, call.env)
+        confined = Call(confine(sandbox, call.argv, writable, unit.worktree), call.stdin, call.env)
         env = {**self.env, **call.env}
         run = execute(confined, context.unit.worktree, env, deadline, self.output_limit)
         transcript.append({"role": "agent", "argv": _shown(call, prompt), "exit_code": run.code})

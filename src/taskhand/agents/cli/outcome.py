@@ -11,8 +11,8 @@ import re
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from taskhand.agents.base import Case, CaseReport, Outcome, Question, Role, Usage, Verdict
 from taskhand.host.secrets import Redactor
+from taskhand.unit import Case, CaseReport, Outcome, Question, Role, Usage, Verdict
 
 
 @dataclass

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from taskhand.agents.base import Usage
+from taskhand.unit import Usage
 
 
 @dataclass

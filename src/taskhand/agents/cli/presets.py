@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from taskhand.agents.base import AgentError, Role, Unit
+from taskhand.agents.base import AgentError
 from taskhand.agents.cli.codex_sandbox import helper_path, sandbox_mode
 from taskhand.agents.cli.output import (
     Report,
@@ -23,6 +23,7 @@ from taskhand.agents.cli.output import (
     parse_text,
 )
 from taskhand.host.process import Call
+from taskhand.unit import Role, Unit
 
 COMMAND_ENV = "TASKHAND_AGENT_CMD"
 OUTCOME_HINT = "End your final message with the fenced JSON outcome block the task asks for."

@@ -23,10 +23,12 @@ from openai.types.chat import (
 
 from taskhand.agents import prices as price_list
 from taskhand.agents import tool_schemas, tools
-from taskhand.agents.base import (
+from taskhand.agents.base import AgentError
+from taskhand.host.allowlist import child_env
+from taskhand.host.secrets import Redactor
+from taskhand.unit import (
     CATEGORIES,
     VERDICTS,
-    AgentError,
     Case,
     CaseReport,
     Outcome,
@@ -36,8 +38,6 @@ from taskhand.agents.base import (
     Usage,
     Verdict,
 )
-from taskhand.host.allowlist import child_env
-from taskhand.host.secrets import Redactor
 
 SYSTEM = (
     "You are the implementer of one task in a software project. Work only inside the workspace, "

@@ -1,0 +1,201 @@
+"""What one agent run is given and what it returns, as plain data: the contract every backend,
+executor and store row shares.
+
+A unit is one agent run in a fresh context for one stage of one task. Backends never move
+task status; they report what happened and what it cost, and the harness decides. This module
+imports nothing of taskhand.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+
+
+class Role(StrEnum):
+    IMPLEMENTER = "implementer"
+    EVALUATOR = "evaluator"
+
+
+class Case(StrEnum):
+    """How a unit ended, as the agent reported it."""
+
+    DONE = "done"  # the work is done; `resolution` says how
+    QUESTION = "question"  # a person must answer `question` first
+    FAILED = "failed"  # the agent gave up; `failure` says why
+    ERROR = "error"  # the unit itself broke (crash, timeout, nonsense); `failure` says how
+
+
+@dataclass
+class Usage:
+    """What a unit consumed. Cost is in dollars; `estimated` when derived from a price table."""
+
+    tokens_in: int = 0
+    tokens_out: int = 0
+    tokens_cached: int = 0
+    cost: float = 0.0
+    estimated: bool = False
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.tokens_in + other.tokens_in,
+            self.tokens_out + other.tokens_out,
+            self.tokens_cached + other.tokens_cached,
+            self.cost + other.cost,
+            self.estimated or other.estimated,
+        )
+
+
+@dataclass
+class Question:
+    text: str
+    options: list[str] = field(default_factory=list)  # recommended first
+
+
+@dataclass
+class Evidence:
+    """One acceptance criterion and the file:symbol the agent says meets it."""
+
+    criterion: str
+    evidence: str
+
+
+@dataclass
+class CaseReport:
+    """The worker's case for its work: how each criterion is met, and what it is unsure of."""
+
+    criteria: list[Evidence] = field(default_factory=list)
+    workarounds: list[str] = field(default_factory=list)
+    uncertainties: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> CaseReport:
+        """Leniently from a submitted case: what is not well formed is left out."""
+        items = data.get("criteria")
+        criteria = [
+            Evidence(str(i.get("criterion", "")), str(i.get("evidence", "")))
+            for i in (items if isinstance(items, list) else [])
+            if isinstance(i, dict)
+        ]
+
+        def texts(key: str) -> list[str]:
+            value = data.get(key)
+            return [str(v) for v in value] if isinstance(value, list) else []
+
+        return cls(criteria, texts("workarounds"), texts("uncertainties"))
+
+
+# Why a reviewer rejects a candidate: the categories the evaluator prompt explains.
+CATEGORIES = (
+    "acceptance_gap",  # a criterion is not met by the diff
+    "half_finished",  # debug output, TODOs, dead code, partial work left in
+    "spec_violation",  # breaks an explicit constraint of the task or the project
+    "scope_creep",  # work of another task, or unrelated changes
+    "tests_pass_but_wrong",  # the worker's tests pass but the behaviour is wrong
+    "weak_test",  # the worker's tests do not exercise what the criteria describe
+)
+VERDICTS = ("accept", "reject")
+# A reviewer's focus in a review campaign; "general" alone is the default single reviewer.
+LENSES = ("general", "correctness", "tests", "security", "maintainability", "documentation")
+
+
+@dataclass
+class Verdict:
+    """A reviewer's judgement of one candidate: accept, or reject with a category and a fix."""
+
+    accepted: bool
+    category: str = ""  # one of CATEGORIES when rejected, "" when accepted
+    concern: str = ""
+    evidence: list[str] = field(default_factory=list)  # file:symbol pointers
+    next_step: str = ""
+
+    @classmethod
+    def parse(cls, data: object) -> Verdict | str:
+        """The verdict `data` states, or what is wrong with it in words a model can act on.
+
+        Lenient where intent is clear (Tilth's `rejection_category`, one evidence string,
+        empty strings for absent fields); strict where it is not.
+        """
+        if not isinstance(data, dict):
+            return "the verdict must be a JSON object"
+        verdict = str(data.get("verdict", "")).strip().lower()
+        if verdict not in VERDICTS:
+            return f"verdict must be accept or reject (got {data.get('verdict')!r})"
+        category = data.get("category", data.get("rejection_category")) or ""
+        concern, next_step = data.get("concern") or "", data.get("next_step") or ""
+        evidence = data.get("evidence") or []
+        if isinstance(evidence, str):
+            evidence = [evidence]
+        if not all(isinstance(v, str) for v in (category, concern, next_step)):
+            return "category, concern and next_step must be strings"
+        if not isinstance(evidence, list) or not all(isinstance(e, str) for e in evidence):
+            return "evidence must be a list of file:symbol strings"
+        category = category.strip().lower()
+        if verdict == "accept":
+            if category:
+                return f"an accept takes no category (got {category!r})"
+            return cls(True, "", concern.strip(), [e for e in evidence if e.strip()])
+        if category not in CATEGORIES:
+            return f"a reject needs a category, one of {', '.join(CATEGORIES)} (got {category!r})"
+        if not concern.strip():
+            return "a reject needs a concern: what is wrong, in one to three sentences"
+        if not next_step.strip():
+            return "a reject needs a next_step: the concrete change the worker should make"
+        kept = [e for e in evidence if e.strip()]
+        return cls(False, category, concern.strip(), kept, next_step.strip())
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "verdict": "accept" if self.accepted else "reject",
+            "category": self.category,
+            "concern": self.concern,
+            "evidence": list(self.evidence),
+            "next_step": self.next_step,
+        }
+
+
+@dataclass
+class Outcome:
+    case: Case
+    resolution: str = ""
+    failure: str = ""
+    question: Question | None = None
+    report: CaseReport = field(default_factory=CaseReport)
+    verdict: Verdict | None = None  # an evaluator's judgement (case DONE)
+    usage: Usage = field(default_factory=Usage)
+    transcript: list[dict[str, object]] = field(default_factory=list)
+
+
+@dataclass
+class Unit:
+    """Everything a backend needs to run one stage of one task, and nothing of the harness."""
+
+    role: Role
+    task_id: str
+    attempt: int  # the try at this task, from 1; attempts a killed run cut short do not count
+    prompt: str
+    worktree: Path
+    timeout_seconds: float
+    model: str | None = None
+    lens: str = ""  # an evaluator's review focus (general, security, ...)
+    sandbox: Sandbox = field(default_factory=lambda: Sandbox())  # confines its processes
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How a unit's processes are confined: `kind` is bwrap or none (host.sandbox turns it
+    into the command line)."""
+
+    kind: str = "none"
+    # What agent processes must read although it lies under /tmp, which is private inside:
+    # the user's repository (the workspace borrows its objects), programs, the interpreter.
+    readable: tuple[Path, ...] = field(default=())
+
+    @property
+    def active(self) -> bool:
+        return self.kind == "bwrap"
+
+    def with_readable(self, paths: Sequence[Path]) -> Sandbox:
+        return Sandbox(self.kind, (*self.readable, *paths))
