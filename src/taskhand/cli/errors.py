@@ -13,7 +13,8 @@ from typing import Any
 import click
 
 from taskhand.plan.problems import PlanError, Problem
-from taskhand.views.terminal import dumps, printable
+from taskhand.text import printable
+from taskhand.views.terminal import dumps
 
 JSON_FLAG = "--json"
 _SUGGESTION = re.compile(r"\.?\s*Did you mean (?P<names>.+?)\?$", re.DOTALL)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from taskhand.views.terminal import printable
+from taskhand.text import printable
 
 
 class Severity(StrEnum):

@@ -19,7 +19,7 @@ from taskhand.state import lock
 from taskhand.state.paths import StateDir
 from taskhand.state.status import StatusBook
 from taskhand.state.store import Store
-from taskhand.views.terminal import printable
+from taskhand.text import printable
 from taskhand.workspace import git
 
 ANSWER = '"..."'  # where the answer goes in a suggested `taskhand respond` command

@@ -1,7 +1,7 @@
 """What taskhand prints: text from plans, agents, file names, git and the store made safe.
 
-`printable` is the one rule for text: no escape sequence, control character or bidi override
-reaches a terminal. `dumps` is the one JSON writer: the same characters escaped, never raw.
+`printable` (in `taskhand.text`) is the one rule for text. `dumps` is the one JSON writer: the
+same characters escaped, never raw.
 """
 
 from __future__ import annotations
@@ -13,44 +13,7 @@ from typing import Any
 import click
 from rich.text import Text
 
-# Escape sequences, 7-bit (ESC ...) and 8-bit (a C1 introducer), removed whole with their
-# payload. No repeated class holds ESC or C1, so a match that fails stops before the next
-# place one could start: the work stays linear, however long and hostile the text.
-_STRING = r"(?:\x1b[PX\]^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x80-\x9f]*(?:\x07|\x1b\\|\x9c)"
-_CSI = r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
-_SHORT = r"\x1b[ -/]*[0-~]"  # two-character escapes, and charset designations (ESC ( B)
-_SEQUENCE = re.compile(f"{_STRING}|{_CSI}|{_SHORT}")
-
-# Left after that: C0 controls but newline and tab, DEL, C1, the bidi embeddings, overrides
-# and isolates, and lone surrogates (undecodable bytes of a file name, see os.fsdecode).
-_UNSAFE = "\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
-_CHARACTER = re.compile(f"[{_UNSAFE}]")
-_CHARACTER_IN_LINE = re.compile(f"[{_UNSAFE}\n\t]")
-_IN_LINE = {"\n": "\\n", "\t": "\\t"}
-
-
-def printable(text: str, *, lines: bool = False) -> str:
-    """`text` with every escape sequence and control character removed, safe to print.
-
-    Removed means dropped, not marked: colour codes and carriage returns of tool output are
-    what shows up in practice, and the untouched text stays in the store and in `--json`.
-    Undecodable bytes of a file name are shown as `\\xNN`. Newline and tab are kept with
-    `lines`; without it they are shown as `\\n` and `\\t`, so the text stays one line.
-    """
-    if text.isprintable():
-        return text
-    text = _SEQUENCE.sub("", text)
-    return (_CHARACTER if lines else _CHARACTER_IN_LINE).sub(_replace, text)
-
-
-def _replace(match: re.Match[str]) -> str:
-    char = match.group()
-    code = ord(char)
-    if 0xDC80 <= code <= 0xDCFF:  # a byte os.fsdecode could not decode
-        return f"\\x{code - 0xDC00:02x}"
-    if 0xD800 <= code <= 0xDFFF:
-        return f"\\u{code:04x}"
-    return _IN_LINE.get(char, "")
+from taskhand.text import printable, unsafe_char
 
 
 def echo(text: str, err: bool = False) -> None:
@@ -81,5 +44,5 @@ def dumps(data: Any, indent: int | None = None) -> str:
 def _json_escape(match: re.Match[str]) -> str:
     char = match.group()
     if "\ud800" <= char <= "\udfff":
-        return _replace(match).replace("\\", "\\\\")  # the text \xNN, in JSON
+        return unsafe_char(match).replace("\\", "\\\\")  # the text \xNN, in JSON
     return f"\\u{ord(char):04x}"

@@ -13,7 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from taskhand.views.terminal import printable
+from taskhand.text import printable
 
 FALLBACK_IDENTITY = ("taskhand", "taskhand@localhost")
 
