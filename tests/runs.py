@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from taskhand import config as runconfig
+from taskhand.pipeline.stages import DEFAULT
+from taskhand.pipeline.work import Stage
 from taskhand.run import launch
 from taskhand.state.records import Event
 
@@ -72,6 +75,7 @@ def run_plan(
     lenses: list[str] | None = None,
     prompt_caps: runconfig.PromptCaps | None = None,
     sandbox: str = "auto",
+    pipeline: Sequence[Stage] = DEFAULT,
     **caps: Any,
 ) -> tuple[runconfig.Summary, Recorder]:
     recorder = Recorder()
@@ -83,4 +87,4 @@ def run_plan(
         prompt_caps=prompt_caps or runconfig.PromptCaps(),
         sandbox=sandbox,
     )
-    return launch.start(plan, config, recorder, repo), recorder
+    return launch.start(plan, config, recorder, repo, pipeline=pipeline), recorder

@@ -403,7 +403,7 @@ def test_a_task_branch_moved_by_someone_else_is_kept_by_clean(
 
 
 def test_workspace_paths_in_a_ledger_text_become_relative(tmp_path: Path) -> None:
-    from taskhand.run.loop import _workspace_relative
+    from taskhand.pipeline.harness import workspace_relative as _workspace_relative
 
     worktree = tmp_path / "worktrees" / "T-1" / "attempt-2"
     copy = tmp_path / "worktrees" / "review-security"

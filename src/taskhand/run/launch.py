@@ -6,7 +6,7 @@ and what a signal that stops the loop leaves in that record.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +15,8 @@ from taskhand import agents
 from taskhand.agents.base import Agent
 from taskhand.config import RunConfig, Summary
 from taskhand.host import interrupts, sandbox
+from taskhand.pipeline.stages import DEFAULT
+from taskhand.pipeline.work import Stage
 from taskhand.plan.model import Plan, Status
 from taskhand.run.loop import Listener, Runner, load
 from taskhand.state import lock
@@ -71,6 +73,7 @@ def start(
     listener: Listener,
     repo: Path | None = None,
     new: bool = False,
+    pipeline: Sequence[Stage] = DEFAULT,
 ) -> Summary:
     """Run the plan at `plan_path`, continuing its last unfinished run unless `new`; a plan
     its latest run completed is left alone (the summary says `already_completed`)."""
@@ -125,7 +128,8 @@ def start(
             listener(started)
         if warning:
             listener(store.event(run.id, "warning", message=warning))
-        return Runner(store, state, run, agent, config, _heeding(listener), box).execute()
+        runner = Runner(store, state, run, agent, config, _heeding(listener), box, pipeline)
+        return runner.execute()
 
 
 def _completed(plan: Plan, state: StateDir) -> Run | None:
@@ -141,7 +145,12 @@ def _completed(plan: Plan, state: StateDir) -> Run | None:
     return run if all(s is Status.DONE for s in statuses.values()) else None
 
 
-def resume(run_id: str | None, listener: Listener, repo: Path | None = None) -> Summary:
+def resume(
+    run_id: str | None,
+    listener: Listener,
+    repo: Path | None = None,
+    pipeline: Sequence[Stage] = DEFAULT,
+) -> Summary:
     """Resume run `run_id` (the latest run of this repository when None)."""
     root = git.find_repo(repo or Path.cwd())
     state = StateDir.for_repo(root)
@@ -166,7 +175,8 @@ def resume(run_id: str | None, listener: Listener, repo: Path | None = None) -> 
         listener(store.event(run.id, "run_resumed", plan=run.plan_path))
         if warning:
             listener(store.event(run.id, "warning", message=warning))
-        return Runner(store, state, run, agent, config, _heeding(listener), box).execute()
+        runner = Runner(store, state, run, agent, config, _heeding(listener), box, pipeline)
+        return runner.execute()
 
 
 def process_gone(state: StateDir, run: Run) -> bool:

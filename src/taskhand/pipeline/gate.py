@@ -1,0 +1,54 @@
+"""The gate stage: the machine checks on the candidate (acceptance commands, whitespace,
+scope), each recorded; any failure sends the task to another attempt with the reasons.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from taskhand.gates import GateResult, run_gates
+from taskhand.pipeline.harness import Harness, case_json, workspace_relative
+from taskhand.pipeline.work import Ended, Work
+from taskhand.state.records import Entry
+from taskhand.workspace import diffs
+
+
+def gate(h: Harness, work: Work) -> Ended | None:
+    task, attempt, worktree = work.task, work.attempt, work.ws.path
+    assert work.outcome is not None and work.candidate
+
+    def shown(text: str) -> str:  # secrets out, and paths as the agent sees them
+        return h.redact(workspace_relative(text, worktree))
+
+    before = h.guard.before()
+    found = run_gates(
+        h.repo,
+        worktree,
+        work.base,
+        work.candidate,
+        task,
+        h.plan_folder_in_repo(),
+        h.sandbox,
+        h.config.env_pass,
+    )
+    results = [replace(g, detail=shown(g.detail), output=shown(g.output)) for g in found]
+    for g in results:
+        h.store.record_gate(attempt.id, g.name, g.ok, g.detail, g.exit_code, g.seconds, g.output)
+        h.emit("gate", task.id, name=g.name, ok=g.ok, detail=g.detail)
+    broken = h.breaches(before, "the acceptance checks", task.id)
+    if broken:
+        return h.violation(attempt, task, broken)
+    work.gates = results
+    failures = [g.detail for g in results if not g.ok]
+    if not failures:
+        return None
+    summary = diffs.summary(h.repo, work.base, work.candidate)
+    entry = Entry(
+        "checks_failed", "; ".join(failures), summary, case_json(work.outcome), gates(results)
+    )
+    return h.retry(attempt, task, "failed", "; ".join(failures), entry)
+
+
+def gates(results: list[GateResult]) -> list[dict[str, object]]:
+    """The gate results as the ledger keeps them."""
+    return [{"name": g.name, "ok": g.ok, "detail": g.detail} for g in results]

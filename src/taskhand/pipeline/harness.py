@@ -1,0 +1,255 @@
+"""What stages may use of the run: agent units (executed, recorded, redacted), the caps, the
+guard around agent work, the attempt's ledger, and the event log.
+
+One Harness serves one run; the loop builds it and hands it to every stage, so a stage needs
+nothing but `(harness, work)` and knows nothing of the loop or of the other stages.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from taskhand import prompts
+from taskhand.agents.executor import Executor
+from taskhand.config import RunConfig
+from taskhand.host.secrets import Redactor
+from taskhand.pipeline.guard import Guard
+from taskhand.pipeline.work import Ended
+from taskhand.plan.model import Plan, Status, Task
+from taskhand.state.paths import StateDir
+from taskhand.state.records import Attempt, Entry, Event, Run
+from taskhand.state.status import StatusBook
+from taskhand.state.store import Store
+from taskhand.unit import Outcome, Role, Sandbox, Unit, Verdict
+from taskhand.workspace import git
+from taskhand.workspace.backstop import Print
+
+Listener = Callable[[Event], None]
+
+
+class Harness:
+    """The run's services for stages; every step recorded in the store."""
+
+    def __init__(
+        self,
+        store: Store,
+        state: StateDir,
+        run: Run,
+        executor: Executor,
+        config: RunConfig,
+        listener: Listener,
+        sandbox: Sandbox,
+    ) -> None:
+        self.store = store
+        self.state = state
+        self.run = run
+        self.executor = executor
+        self.config = config
+        self.caps = config.caps
+        self.listener = listener
+        self.repo = Path(run.repo)
+        self.plan_path = Path(run.plan_path)
+        self.started = time.monotonic()
+        # Secrets (values of secret-named variables, and anything shaped like a token, a key
+        # or a password in a URL) never reach a prompt, a transcript or an event.
+        self.redact = Redactor()
+        # Agents read the repository's objects through their workspace's alternates.
+        self.sandbox = sandbox.with_readable([git.common_dir(self.repo)])
+        self.violated = ""  # why an agent's reach past its workspace stopped the run
+        self.guard = Guard(store, run, self.plan_path, sandbox.active, self.emit)
+
+    # -- agent units ----------------------------------------------------------------------
+
+    def unit(
+        self, role: Role, task: Task, attempt: Attempt, worktree: Path, prompt: str, lens: str = ""
+    ) -> Outcome:
+        """Run one agent unit through the executor; its usage, transcript and events recorded."""
+        config = self.config
+        if role is Role.EVALUATOR:
+            agent = self._agent(config.evaluator_agent)
+            same = config.evaluator_agent == config.agent
+            model = config.evaluator_model or (config.model if same else None)
+        else:
+            agent = self._agent(task.agent or "")
+            model = task.model or config.model
+        name = self.executor.name_of(agent)
+        unit_id = self.store.start_unit(attempt.id, str(role), name, model, prompt, lens)
+        self.emit("unit_started", task.id, role=str(role), attempt=attempt.number, lens=lens)
+        timeout = task.timeout_seconds or self.caps.unit_seconds
+        began = time.monotonic()
+        # The try counts attempts that ran to an end: a killed one is redone as the same try.
+        tries = self.store.attempts(self.run.id, task.id)
+        number = 1 + sum(a.status != "interrupted" for a in tries if a.id < attempt.id)
+        unit = Unit(role, task.id, number, prompt, worktree, timeout, model, lens, self.sandbox)
+        outcome = self.executor.run(agent, unit)
+        transcript = self.state.transcript(self.run.id, task.id, unit_id)
+        transcript.parent.mkdir(parents=True, exist_ok=True)
+        messages = self.redact.value(outcome.transcript)
+        transcript.write_text("".join(json.dumps(m) + "\n" for m in messages))
+        self.store.finish_unit(unit_id, str(outcome.case), outcome.usage, str(transcript))
+        self.emit(
+            "unit_finished",
+            task.id,
+            role=str(role),
+            case=str(outcome.case),
+            seconds=round(time.monotonic() - began, 3),
+            tokens_in=outcome.usage.tokens_in,
+            tokens_out=outcome.usage.tokens_out,
+            cost=outcome.usage.cost,
+        )
+        return outcome
+
+    def _agent(self, wanted: str) -> str:
+        """The backend a unit runs on: the one asked for when the run has it, else the run's."""
+        return wanted if self.executor.knows(wanted) else self.config.agent
+
+    def context(self, plan: Plan, book: StatusBook, task: Task, worktree: Path) -> prompts.Context:
+        """What the task's prompts show besides the task: read from the attempt's workspace
+        (the project's conventions as of the base) and its own ledger, nothing else."""
+        caps = self.config.prompt_caps
+        return prompts.Context(
+            plan,
+            book.statuses(),
+            prompts.conventions(worktree, caps.context_bytes),
+            self.store.ledger(self.run.id, task.id, caps.ledger_entries),
+            caps,
+        )
+
+    # -- caps -----------------------------------------------------------------------------
+
+    def run_cap(self) -> str:
+        caps = self.caps
+        if caps.run_seconds is not None and time.monotonic() - self.started > caps.run_seconds:
+            return f"the run's wall-clock cap of {caps.run_seconds:g}s was reached"
+        used = self.store.usage(self.run.id)
+        if caps.run_tokens is not None and used.tokens_in + used.tokens_out >= caps.run_tokens:
+            return f"the run's token cap of {caps.run_tokens} was reached"
+        if caps.run_dollars is not None and used.cost >= caps.run_dollars:
+            return f"the run's spend cap of ${caps.run_dollars:g} was reached"
+        return ""
+
+    def task_cap(self, task_id: str) -> str:
+        caps = self.caps
+        used = self.store.counted_usage(self.run.id, task_id)  # since a reopen, if any
+        if caps.task_tokens is not None and used.tokens_in + used.tokens_out >= caps.task_tokens:
+            return f"the task's token cap of {caps.task_tokens} was reached"
+        if caps.task_dollars is not None and used.cost >= caps.task_dollars:
+            return f"the task's spend cap of ${caps.task_dollars:g} was reached"
+        return ""
+
+    # -- ending attempts ------------------------------------------------------------------
+
+    def retry(self, attempt: Attempt, task: Task, status: str, reason: str, entry: Entry) -> Ended:
+        """End the attempt as `status` (failed or rejected), its entry in the ledger; the
+        task goes on to another attempt unless a cap says otherwise."""
+        reason = self.end_attempt(attempt, status, reason, entry)
+        kind = "attempt_failed" if status == "failed" else "attempt_rejected"
+        self.emit(kind, task.id, reason=reason)
+        return Ended(None, reason)
+
+    def end_attempt(self, attempt: Attempt, status: str, reason: str, entry: Entry) -> str:
+        """Conclude the attempt and write its ledger entry, both redacted and with workspace
+        paths made relative (later prompts show them); the reason kept."""
+        worktree = Path(attempt.worktree)
+
+        def clean(value: Any) -> Any:
+            if isinstance(value, str):
+                return self.redact(workspace_relative(value, worktree))
+            if isinstance(value, dict):
+                return {k: clean(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [clean(v) for v in value]
+            return value
+
+        fields = (entry.summary, entry.diff_summary, entry.report, entry.gates, entry.verdicts)
+        self.store.finish_attempt(
+            attempt.id, status, clean(reason), Entry(entry.outcome, *map(clean, fields))
+        )
+        return str(clean(reason))
+
+    def violation(self, attempt: Attempt, task: Task, found: list[str]) -> Ended:
+        """End the attempt and its task: an agent that reached past its workspace gets no
+        other try (a person may reopen the task after looking)."""
+        reason = "violation: " + "; ".join(found[:10])
+        if len(found) > 10:
+            reason += f"; and {len(found) - 10} more"
+        reason = self.end_attempt(attempt, "violation", reason, Entry("violation", reason))
+        self.emit("attempt_failed", task.id, reason=reason)
+        # Nothing more runs until a person has looked: what the agent changed (the plan, the
+        # repository's settings) would otherwise steer the tasks after it.
+        self.violated = (
+            f"{task.id} reached outside its workspace; the run stopped "
+            f"(fix: see taskhand ledger {task.id}, undo what it changed, "
+            f"then taskhand reopen {task.id} or taskhand resume)"
+        )
+        return Ended(Status.FAIL, reason)
+
+    def breaches(self, before: Print, during: str, task_id: str) -> list[str]:
+        """What agent work changed that it may not: the repository, the plan, the run's refs."""
+        found = self.guard.after(before, during, task_id)
+        try:
+            return found + self.guard.check_refs(task_id)
+        except git.GitError as exc:  # the repository is broken now: that is the finding
+            return [*found, f"the run's branches could not be read: {exc}"]
+
+    def record_candidate(self, attempt: Attempt, candidate: str) -> None:
+        """Durable first, then the task branch moved to it (only ever a branch of this run)."""
+        self.store.set_candidate(attempt.id, candidate)
+        now = git.branch_sha(self.repo, attempt.branch)
+        if now is None:
+            git.create_branch(self.repo, attempt.branch, candidate)
+        elif now in self.guard.task_branch_values(attempt.branch):
+            git.move_branch(self.repo, attempt.branch, candidate, now)
+
+    # -- places and events ----------------------------------------------------------------
+
+    def review_copy(self, lens: str) -> tuple[Path, Path]:
+        """Where the reviewers through `lens` work, one after another, for the whole run, and
+        the harness's index of that folder."""
+        folder = self.state.run_dir(self.run.id) / "worktrees" / f"review-{lens}"
+        return folder, self.state.index(self.run.id, f"review-{lens}")
+
+    def plan_folder_in_repo(self) -> list[str]:
+        try:
+            return [str(self.plan_path.resolve().relative_to(self.repo.resolve()))]
+        except ValueError:
+            return []
+
+    def step(self, message: str) -> None:
+        self.emit("step", message=message)
+
+    def emit(self, kind: str, task_id: str | None = None, **data: Any) -> None:
+        self.listener(self.store.event(self.run.id, kind, task_id, **self.redact.value(data)))
+
+
+def verdict_json(verdict: Verdict, lens: str = "general") -> dict[str, Any]:
+    return {"lens": lens, **verdict.as_json()}
+
+
+def case_json(outcome: Outcome) -> dict[str, Any]:
+    """The implementer's case as the ledger keeps it: its resolution and its report."""
+    report = outcome.report
+    return {
+        "resolution": outcome.resolution,
+        "criteria": [{"criterion": e.criterion, "evidence": e.evidence} for e in report.criteria],
+        "workarounds": list(report.workarounds),
+        "uncertainties": list(report.uncertainties),
+    }
+
+
+def workspace_relative(text: str, worktree: Path) -> str:
+    """`text` with the absolute paths of the attempt's worktree and of the reviewers' copies
+    (worktrees/review-<lens>) made relative: a check's output (a test runner's traceback) or a
+    reviewer's note must not show an agent where the harness keeps its worktrees."""
+    for folder in {worktree.parent.parent.resolve(), worktree.parent.parent.absolute()}:
+        own = re.escape(f"{folder}/{worktree.parent.name}/{worktree.name}")
+        copies = re.escape(f"{folder}/review-") + "[a-z]+"
+        for place in (own, copies):
+            text = re.sub(place + "/", "", text)
+            text = re.sub(place + r"(?![\w-])", ".", text)
+    return text

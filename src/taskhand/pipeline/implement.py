@@ -1,0 +1,65 @@
+"""The implement stage: the implementer's unit in the attempt's workspace, and its work
+collected as the attempt's candidate commit.
+
+A question ends the attempt with the task waiting for a person; giving up ends the task; a
+unit that broke, or changed nothing, sends the task to another attempt.
+"""
+
+from __future__ import annotations
+
+from taskhand import prompts, workspace
+from taskhand.pipeline.harness import Harness, verdict_json
+from taskhand.pipeline.work import Ended, Work
+from taskhand.plan.model import Status
+from taskhand.state.records import Entry
+from taskhand.unit import Case, Outcome, Role, Verdict
+
+# An empty change is rejected by the harness itself: there is nothing for a reviewer to read.
+NOTHING_DONE = Verdict(
+    False,
+    "acceptance_gap",
+    "The attempt changed no files: no work was performed in this task.",
+    [],
+    "Make the changes the task asks for in the workspace.",
+)
+
+
+def implement(h: Harness, work: Work) -> Ended | None:
+    task, attempt = work.task, work.attempt
+    context = h.context(work.plan, work.book, task, work.ws.path)
+    prompt = h.redact(prompts.worker(task, context, work.building_on))
+    before = h.guard.before()
+    outcome = h.unit(Role.IMPLEMENTER, task, attempt, work.ws.path, prompt)
+    broken = h.breaches(before, "the worker's unit", task.id)
+    if broken:
+        return h.violation(attempt, task, broken)
+    if outcome.case is Case.QUESTION and outcome.question:
+        h.store.finish_attempt(attempt.id, "question", h.redact(outcome.question.text))
+        return Ended(Status.WAIT, request(outcome))
+    if outcome.case is Case.FAILED:
+        failure = outcome.failure or "the agent gave up"
+        failure = h.end_attempt(attempt, "gave_up", failure, Entry("gave_up", failure))
+        return Ended(Status.FAIL, failure)
+    if outcome.case is not Case.DONE:
+        failure = outcome.failure or "the agent did not finish"
+        return h.retry(attempt, task, "failed", failure, Entry("unit_failed", failure))
+    try:
+        candidate = workspace.collect(h.repo, work.ws, work.base, f"{task.id}: {task.title}")
+    except workspace.WorkspaceError as exc:
+        failure = str(exc)
+        return h.retry(attempt, task, "failed", failure, Entry("unit_failed", failure))
+    if candidate is None:
+        entry = Entry("no_changes", NOTHING_DONE.concern, verdicts=[verdict_json(NOTHING_DONE)])
+        return h.retry(attempt, task, "failed", "the attempt changed no files", entry)
+    h.record_candidate(attempt, candidate)
+    work.outcome, work.candidate = outcome, candidate
+    return None
+
+
+def request(outcome: Outcome) -> str:
+    """The implementer's question as the task's request: its text and lettered options."""
+    assert outcome.question is not None
+    options = outcome.question.options
+    letters = "".join(f" ({chr(65 + i)}) {o}" for i, o in enumerate(options))
+    suffix = f" Options:{letters} (the first is recommended)." if options else ""
+    return f"{outcome.question.text}{suffix}"

@@ -1,0 +1,30 @@
+"""The integrate stage: an accepted candidate lands on the run branch, and the task is done.
+
+The run branch is checked first: one an agent moved is put back, and this candidate is not
+built on.
+"""
+
+from __future__ import annotations
+
+from taskhand.pipeline.gate import gates
+from taskhand.pipeline.harness import Harness, case_json
+from taskhand.pipeline.work import Ended, Work
+from taskhand.plan.model import Status
+from taskhand.state.records import Entry
+from taskhand.workspace import diffs, git
+
+
+def integrate(h: Harness, work: Work) -> Ended | None:
+    task, attempt = work.task, work.attempt
+    assert work.outcome is not None
+    broken = h.guard.check_refs(task.id)
+    if broken:  # the run branch is back where it belongs; this candidate is not built on
+        return h.violation(attempt, task, broken)
+    summary = work.summary or diffs.summary(h.repo, work.base, work.candidate)
+    resolution = work.outcome.resolution or f"{task.title}: done"
+    case = case_json(work.outcome)
+    entry = Entry("accepted", resolution, summary, case, gates(work.gates), work.verdicts)
+    resolution = h.end_attempt(attempt, "passed", resolution, entry)
+    git.move_branch(h.repo, h.run.run_branch, work.candidate, work.base)
+    h.emit("integrated", task.id, sha=work.candidate)
+    return Ended(Status.DONE, resolution)

@@ -1,0 +1,132 @@
+"""One attempt at a task: opened (or a paused one resumed) on the integrated base, given its
+own workspace, and taken through the pipeline's stages until one ends it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from taskhand import workspace
+from taskhand.gates import GateResult
+from taskhand.pipeline import stages
+from taskhand.pipeline.harness import Harness, case_json
+from taskhand.pipeline.work import Ended, Stage, Work
+from taskhand.plan.model import Plan, Task
+from taskhand.plan.templates import slug
+from taskhand.state.records import Attempt
+from taskhand.state.status import StatusBook
+from taskhand.unit import Case, CaseReport, Outcome
+from taskhand.workspace import Workspace, git
+
+
+def task_branch(task: Task) -> str:
+    return f"taskhand/{task.id}-{slug(task.title)}"
+
+
+def attempt(
+    h: Harness, pipeline: Sequence[Stage], plan: Plan, book: StatusBook, task: Task
+) -> Ended:
+    """The task's next attempt, from the run branch as integrated, to its end."""
+    h.guard.check_refs(task.id)  # put back, so the attempt starts from what was integrated
+    base = h.guard.head()[0]
+    earlier = h.store.attempts(h.run.id, task.id)
+    paused = _paused(earlier, base)
+    if paused is not None:  # before a new attempt is opened: the paused one goes on
+        return _resume(h, pipeline, plan, book, task, paused)
+    path = h.state.worktree(h.run.id, task.id, len(earlier) + 1)
+    branch = _branch_for(h, task, earlier)
+    opened = h.store.start_attempt(h.run.id, task.id, str(path), branch, base)
+    building_on = _building_on(h, earlier, base)
+    start = building_on.candidate_sha if building_on else None
+    h.emit("attempt_started", task.id, attempt=opened.number, start=start or base)
+    shown = building_on.number if building_on else None
+    with _workspace_at(h, task, opened, start or base) as ws:
+        work = Work(plan, book, task, opened, ws, shown)
+        return _through(h, pipeline, work, 0)
+
+
+def _through(h: Harness, pipeline: Sequence[Stage], work: Work, first: int) -> Ended:
+    """Run the pipeline's stages from `first` until one ends the attempt."""
+    for stage in pipeline[first:]:
+        ended = stage(h, work)
+        if ended is None:
+            continue
+        if ended.run_capped:
+            assert work.outcome is not None
+            h.store.finish_attempt(work.attempt.id, "paused", h.redact(ended.text))
+            case = case_json(work.outcome)
+            number, at = work.attempt.number, stages.name(stage)
+            h.emit("attempt_paused", work.task.id, attempt=number, case=case, stage=at)
+        return ended
+    names = ", ".join(stages.name(s) for s in pipeline)
+    raise RuntimeError(f"the pipeline ({names}) ended without concluding the attempt")
+
+
+def _resume(
+    h: Harness, pipeline: Sequence[Stage], plan: Plan, book: StatusBook, task: Task, paused: Attempt
+) -> Ended:
+    """Go on with a paused attempt at the stage it paused in: its candidate, case and gate
+    results as recorded."""
+    h.store.reopen_attempt(paused.id)
+    h.emit("attempt_resumed", task.id, attempt=paused.number)
+    case: dict[str, Any] = {}
+    stage = "review"
+    for event in h.store.events_of(h.run.id, "attempt_paused"):
+        if event.task_id == task.id and event.data["attempt"] == paused.number:
+            # Runs before pipelines were declared paused only in review.
+            case, stage = dict(event.data["case"]), str(event.data.get("stage", "review"))
+    outcome = Outcome(
+        Case.DONE, resolution=str(case.get("resolution", "")), report=CaseReport.from_json(case)
+    )
+    results = [
+        GateResult(g.name, g.ok, g.detail, g.exit_code, g.seconds, g.output)
+        for g in h.store.gates(paused.id)
+    ]
+    candidate = paused.candidate_sha or ""
+    with _workspace_at(h, task, paused, candidate) as ws:
+        work = Work(plan, book, task, paused, ws, None, outcome, candidate, results)
+        return _through(h, pipeline, work, stages.index_of(pipeline, stage))
+
+
+@contextmanager
+def _workspace_at(h: Harness, task: Task, opened: Attempt, sha: str) -> Iterator[Workspace]:
+    """The attempt's workspace at `sha` while the block runs, then gone with its index."""
+    path = Path(opened.worktree)
+    index = h.state.index(h.run.id, f"{task.id}-attempt-{opened.number}")
+    try:
+        yield workspace.prepare(h.repo, path, index, sha, task_branch(task))
+    finally:
+        workspace.remove(path)
+        index.unlink(missing_ok=True)
+
+
+def _paused(earlier: list[Attempt], base: str) -> Attempt | None:
+    """The task's last attempt, when a run cap stopped it before its review on `base`."""
+    ended = [a for a in earlier if a.status != "interrupted"]
+    last = ended[-1] if ended else None
+    usable = last is not None and last.status == "paused" and last.candidate_sha
+    return last if usable and last is not None and last.base_sha == base else None
+
+
+def _building_on(h: Harness, earlier: list[Attempt], base: str) -> Attempt | None:
+    """The rejected attempt the next one continues from: a reviewer's findings are fixed
+    in the work it read, not by starting over. Only when its candidate sits on `base`."""
+    ended = [a for a in earlier if a.status != "interrupted"]
+    last = ended[-1] if ended else None
+    if last is None or last.status != "rejected" or not last.candidate_sha:
+        return None
+    return last if git.resolve(h.repo, f"{last.candidate_sha}^") == base else None
+
+
+def _branch_for(h: Harness, task: Task, earlier: list[Attempt]) -> str:
+    """The task's branch; a branch of that name that this run did not make is never
+    moved or deleted: the run takes another name."""
+    branch = task_branch(task)
+    ours = {a.branch for a in h.store.attempts(h.run.id)}
+    for name in (branch, f"{branch}-{h.run.id}"):
+        if name in ours or git.branch_sha(h.repo, name) is None:
+            return name
+    return f"{branch}-{h.run.id}-{len(earlier) + 1}"
