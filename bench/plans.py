@@ -3,11 +3,11 @@
 What it measures, for plans of 1,000 / 10,000 / 50,000 tasks in both dialects (TaskTrack
 and Markdown), each generated into a temporary folder beforehand (generation is not timed):
 
-* load + validate: ``taskhand.validate.validate(folder)``, i.e. reading every file and
+* load + validate: ``taskhand.run.preflight.validate(folder)``, i.e. reading every file and
   running every validation rule;
-* frontier: ``taskhand.schedule.eligible(plan)`` (for the Markdown dialect, whose files hold
+* frontier: ``taskhand.plan.schedule.eligible(plan)`` (for the Markdown dialect, whose files hold
   no status, with a run-state map that marks the same tasks done as the TaskTrack plan);
-* critical path: ``taskhand.schedule.shape(plan)``;
+* critical path: ``taskhand.plan.schedule.shape(plan)``;
 * total, the cost per task in microseconds, and that cost divided by the per-task cost of
   the 1,000-task plan of the same dialect (near 1.0 means time grows linearly);
 * memory: peak RSS (``resource.getrusage(RUSAGE_SELF).ru_maxrss``) minus the RSS just before
@@ -235,7 +235,7 @@ def measure(dialect: str, folder: Path, manifest: Path, runs: int, profile: bool
         sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
         from taskhand.plan import schedule
     from taskhand.plan.model import Status
-    from taskhand.plan.validate import validate
+    from taskhand.run.preflight import validate
 
     expect = json.loads(manifest.read_text())
     size = expect["size"]

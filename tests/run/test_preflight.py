@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from taskhand.plan import validate as plan_validation
 from taskhand.plan.problems import Problem
-from taskhand.plan.validate import validate
+from taskhand.run.preflight import validate
 from tests.conftest import WritePlan
 from tests.plans import md_plan, md_task
 from tests.runs import git, make_repo
@@ -47,7 +48,8 @@ def test_a_program_that_is_not_on_path_is_an_error(write_plan: WritePlan) -> Non
         "on PATH here, so every attempt would fail (fix: install it, or name it by its path "
         "from the repository root, like ./scripts/NAME)"
     )
-    assert validate(folder).plan_errors == []  # show and next still read the plan
+    # The plan's own rules find nothing wrong: show and next still read it.
+    assert plan_validation.validate(folder).errors == []
 
 
 def test_builtins_and_missing_absolute_programs_say_why(write_plan: WritePlan) -> None:

@@ -20,7 +20,7 @@ from taskhand.plan.model import Dialect, Plan
 from taskhand.plan.problems import PlanError, display_path, relative_path
 from taskhand.plan.schedule import Statuses
 from taskhand.plan.templates import InitError
-from taskhand.run import feedback
+from taskhand.run import feedback, preflight
 from taskhand.run.launch import RunError
 from taskhand.settings import SettingsError
 from taskhand.state.lock import LockedError
@@ -98,9 +98,10 @@ def _emit(data: Any) -> None:
 
 
 def _load(path: Path, status_file: Path | None) -> tuple[Plan, Statuses]:
+    # The plan's own rules only: a plan that cannot run here (preflight) still shows.
     report = validate.validate(path)
-    if report.plan is None or report.plan_errors:
-        raise PlanError(report.plan_errors or report.errors)
+    if report.plan is None or report.errors:
+        raise PlanError(report.errors)
     statuses = feedback.latest_statuses(report.plan)
     if status_file is not None:
         try:
@@ -160,7 +161,7 @@ def init(
 @click.option("--strict", is_flag=True, help="Fail on warnings too.")
 def validate_command(plan: Path, as_json: bool, strict: bool) -> None:
     """Check PLAN against every rule of its dialect; list all problems at once."""
-    report = validate.validate(plan)
+    report = preflight.validate(plan)
     ok = report.ok(strict)
     if as_json:
         summary: dict[str, Any] = {

@@ -1,8 +1,8 @@
 """Validation: every problem of a plan in one pass, file rules and plan-wide rules alike.
 
 The dialect readers report what is wrong inside a file; this module adds the rules that
-need the whole plan: dependencies, cycles, busy tasks, criteria, and needless serialization,
-and gathers the preflight rules (whether the plan can run here) into the same report.
+need the whole plan: dependencies, cycles, busy tasks, criteria, and needless serialization.
+Whether the plan can run here is run.preflight's question, asked one layer up.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from pathlib import Path
 from taskhand.plan import formats, schedule
 from taskhand.plan.model import Dialect, Plan, Status, Task, counter, id_key
 from taskhand.plan.problems import Collector, Problem, Severity
-from taskhand.run import preflight
 
 # Redundant-dependency search stops after this many steps so a huge plan stays fast.
 REDUNDANCY_BUDGET = 2_000_000
@@ -30,16 +29,15 @@ class Report:
         return [p for p in self.problems if p.is_error]
 
     @property
-    def plan_errors(self) -> list[Problem]:
-        """Errors that make the plan unreadable; the rest (preflight) only stop a run."""
-        return [p for p in self.errors if p.rule not in preflight.RULES]
-
-    @property
     def warnings(self) -> list[Problem]:
         return [p for p in self.problems if p.severity is Severity.WARNING]
 
     def ok(self, strict: bool = False) -> bool:
         return not self.errors and not (strict and self.warnings)
+
+    def adding(self, problems: list[Problem]) -> Report:
+        """This report with more problems of the same plan, all in file and line order."""
+        return Report(self.path, self.plan, _in_order([*self.problems, *problems]))
 
 
 def validate(path: Path) -> Report:
@@ -47,9 +45,11 @@ def validate(path: Path) -> Report:
     plan, problems = formats.load(path)
     if plan is not None:
         problems.extend(check_plan(plan))
-        problems.extend(preflight.check(plan))
-    problems.sort(key=lambda p: (str(p.path), p.line or 0))
-    return Report(path, plan, problems)
+    return Report(path, plan, _in_order(problems))
+
+
+def _in_order(problems: list[Problem]) -> list[Problem]:
+    return sorted(problems, key=lambda p: (str(p.path), p.line or 0))
 
 
 def check_plan(plan: Plan) -> list[Problem]:

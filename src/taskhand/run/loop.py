@@ -25,8 +25,8 @@ from taskhand.plan import schedule
 from taskhand.plan.model import Plan, Status, Task
 from taskhand.plan.problems import PlanError
 from taskhand.plan.schedule import Exit
-from taskhand.plan.validate import validate
 from taskhand.run import attempt as attempts
+from taskhand.run.preflight import validate
 from taskhand.state.paths import StateDir
 from taskhand.state.records import Run
 from taskhand.state.status import StatusBook

@@ -1,8 +1,8 @@
 """Preflight rules: what would make every attempt of a well-formed plan fail or waste money.
 
 Checks that cannot run as written (runnable.py), scope paths outside the repository, an agent
-taskhand does not have, and the `init` template's placeholder text. Their errors stop `run`;
-`show` and `next` still read such a plan.
+taskhand does not have, and the `init` template's placeholder text. `validate` reports them
+with the plan's own problems; their errors stop `run`; `show` and `next` still read such a plan.
 """
 
 from __future__ import annotations
@@ -16,10 +16,18 @@ from taskhand import settings
 from taskhand.agents import NAMES as AGENTS
 from taskhand.gates.runnable import Repo, check_commands
 from taskhand.plan import templates
+from taskhand.plan import validate as plan_validation
 from taskhand.plan.model import Plan
 from taskhand.plan.problems import Collector, Problem
 
 RULES = frozenset({"program", "shell-syntax", "scope-path", "agent", "settings", "template"})
+
+
+def validate(path: Path) -> plan_validation.Report:
+    """Every problem of the plan at `path`: its own, and whether it can run here. What
+    `taskhand validate` reports, and what a run checks before it starts."""
+    report = plan_validation.validate(path)
+    return report if report.plan is None else report.adding(check(report.plan))
 
 
 def check(plan: Plan) -> list[Problem]:
