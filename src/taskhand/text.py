@@ -1,12 +1,15 @@
 """Text made safe to show: `printable` is the one rule for text from plans, agents, file names,
 git and the store: no escape sequence, control character or bidi override reaches a terminal.
+`dumps` is the one JSON writer: the same characters escaped, never raw.
 
 A base leaf: imports nothing of taskhand.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 # Escape sequences, 7-bit (ESC ...) and 8-bit (a C1 introducer), removed whole with their
 # payload. No repeated class holds ESC or C1, so a match that fails stops before the next
@@ -35,10 +38,10 @@ def printable(text: str, *, lines: bool = False) -> str:
     if text.isprintable():
         return text
     text = _SEQUENCE.sub("", text)
-    return (_CHARACTER if lines else _CHARACTER_IN_LINE).sub(unsafe_char, text)
+    return (_CHARACTER if lines else _CHARACTER_IN_LINE).sub(_unsafe_char, text)
 
 
-def unsafe_char(match: re.Match[str]) -> str:
+def _unsafe_char(match: re.Match[str]) -> str:
     """How one unsafe character is shown: undecodable bytes as \\xNN, line breaks escaped, the
     rest dropped."""
     char = match.group()
@@ -48,3 +51,25 @@ def unsafe_char(match: re.Match[str]) -> str:
     if 0xD800 <= code <= 0xDFFF:
         return f"\\u{code:04x}"
     return _IN_LINE.get(char, "")
+
+
+# JSON escapes C0 itself; DEL, C1, the bidi controls and surrogates it would leave raw.
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def dumps(data: Any, indent: int | None = None) -> str:
+    """`data` as JSON for a terminal or a pipe: readable Unicode, every control escaped.
+
+    A lone surrogate is not Unicode and strict parsers refuse it: an undecodable byte of a
+    file name becomes the text `\\xNN`, as `printable` shows it.
+    """
+    text = json.dumps(data, indent=indent, ensure_ascii=False)
+    # Safe on the whole document: outside strings, JSON is plain ASCII.
+    return _JSON_UNSAFE.sub(_json_escape, text)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    char = match.group()
+    if "\ud800" <= char <= "\udfff":
+        return _unsafe_char(match).replace("\\", "\\\\")  # the text \xNN, in JSON
+    return f"\\u{ord(char):04x}"

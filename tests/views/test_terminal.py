@@ -18,8 +18,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.console import Console
 
-from taskhand.text import printable
-from taskhand.views.terminal import dumps, rich_text
+from taskhand.text import dumps, printable
+from taskhand.views.terminal import rich_text
 
 # What must never reach a terminal: C0 but newline and tab, DEL, C1, bidi controls.
 UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")

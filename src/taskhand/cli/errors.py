@@ -13,8 +13,7 @@ from typing import Any
 import click
 
 from taskhand.plan.problems import PlanError, Problem
-from taskhand.text import printable
-from taskhand.views.terminal import dumps
+from taskhand.text import dumps, printable
 
 JSON_FLAG = "--json"
 _SUGGESTION = re.compile(r"\.?\s*Did you mean (?P<names>.+?)\?$", re.DOTALL)

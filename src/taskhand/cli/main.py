@@ -24,8 +24,9 @@ from taskhand.run import feedback, preflight
 from taskhand.run.launch import RunError
 from taskhand.settings import SettingsError
 from taskhand.state.lock import LockedError
+from taskhand.text import dumps
 from taskhand.views import plan as views
-from taskhand.views.terminal import dumps, echo
+from taskhand.views.terminal import echo
 from taskhand.workspace.git import GitError
 
 EXIT_NONE_ELIGIBLE = 3

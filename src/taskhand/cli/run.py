@@ -22,10 +22,10 @@ from taskhand.run import clean, feedback, launch
 from taskhand.state.paths import StateDir
 from taskhand.state.records import Run
 from taskhand.state.store import Store
-from taskhand.text import printable
+from taskhand.text import dumps, printable
 from taskhand.unit import LENSES
 from taskhand.views import progress as watch
-from taskhand.views.terminal import dumps, echo, rich_text
+from taskhand.views.terminal import echo, rich_text
 from taskhand.workspace import git
 
 T = TypeVar("T")

@@ -33,8 +33,8 @@ from taskhand.state.records import (
     TaskStats,
     UnitRow,
 )
+from taskhand.text import dumps
 from taskhand.unit import Usage
-from taskhand.views import terminal
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -639,8 +639,7 @@ class Store:
         """Write the run's log as events.jsonl, one object per line, replacing the file whole."""
         # Written as the CLI prints JSON: a person may well `cat` it to a terminal.
         lines = [
-            terminal.dumps({"id": e.id, "ts": e.ts, "kind": e.kind, "task_id": e.task_id, **e.data})
-            + "\n"
+            dumps({"id": e.id, "ts": e.ts, "kind": e.kind, "task_id": e.task_id, **e.data}) + "\n"
             for e in self.events(run_id)
         ]
         _write_atomically(path, "".join(lines))

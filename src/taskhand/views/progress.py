@@ -19,7 +19,8 @@ from rich.console import Console
 from rich.status import Status as Spinner
 
 from taskhand.state.records import Event
-from taskhand.views.terminal import dumps, rich_text
+from taskhand.text import dumps
+from taskhand.views.terminal import rich_text
 
 # A pipe whose reader left, and a terminal that was closed (a hung-up SSH session).
 GONE = (errno.EPIPE, errno.EIO)
