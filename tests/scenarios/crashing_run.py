@@ -10,7 +10,7 @@ SPEC picks the point; the process kills itself right after it:
 
     N                       the N-th event this process emits (1 is its first)
     event:KIND[:TEXT][#K]   the K-th event of KIND whose message contains TEXT
-    call:MODULE:NAME[#K]    the K-th return of MODULE.NAME, e.g. taskhand.workspace.git:move_branch
+    call:MODULE:NAME[#K]    the K-th return of MODULE.NAME, e.g. taskhand.workspace.refs:move_branch
                             or taskhand.state.store:Store.finish_attempt (between two events)
 
 Without --kill, or when the run ends before the point, it prints the run's summary as JSON.

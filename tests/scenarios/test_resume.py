@@ -36,7 +36,7 @@ from taskhand.run import launch
 from taskhand.state.paths import StateDir
 from taskhand.state.records import Event, Run
 from taskhand.state.store import Store
-from taskhand.workspace import git
+from taskhand.workspace import git, worktrees
 from taskhand.workspace.snapshot import snapshot
 from tests.plans import tt_plan, tt_task
 
@@ -384,7 +384,7 @@ def verify(c: Campaign, failing: set[str], rejected: set[str]) -> None:
     assert tree_files(c.repo, branch) == files, f"{where}: the run branch's files"
 
     # No worktree left: none registered but the checkout, and no attempt folder on disk.
-    trees = git.worktrees(c.repo)
+    trees = worktrees.listed(c.repo)
     assert [t.path.resolve() for t in trees] == [c.repo.resolve()], f"{where}: {trees}"
     leftovers = sorted(state.run_dir(run.id).glob("worktrees/*/attempt-*"))
     assert leftovers == [], f"{where}: attempt folders left on disk: {leftovers}"
@@ -521,19 +521,19 @@ def test_sigkill_at_random_events(
 BETWEEN = [
     ("markdown", "call:taskhand.state.store:Store.create_run"),  # a run row, no run branch yet
     ("markdown", "call:taskhand.state.store:Store.set_run_branch"),  # a branch name, no branch yet
-    ("markdown", "call:taskhand.workspace.git:create_branch"),  # run branch, no run_started event
+    ("markdown", "call:taskhand.workspace.refs:create_branch"),  # run branch, no run_started event
     ("markdown", "call:taskhand.workspace:prepare"),  # a workspace before its unit
     ("markdown", "call:taskhand.workspace:collect"),  # a candidate not yet recorded
     ("markdown", "call:taskhand.workspace:prepare#2"),  # a reviewer's copy, no review
     ("markdown", "call:taskhand.workspace:prepare#9"),  # the copy moved to T-003 attempt 1
     ("markdown", "call:taskhand.state.store:Store.finish_attempt#4"),  # T-003 rejected, no event
     ("markdown", "call:taskhand.state.store:Store.finish_attempt"),  # passed, not yet integrated
-    ("markdown", "call:taskhand.workspace.git:move_branch"),  # integrated, no 'integrated' event
+    ("markdown", "call:taskhand.workspace.refs:move_branch"),  # integrated, no 'integrated' event
     ("markdown", "call:taskhand.workspace:remove"),  # the attempt's workspace just removed
     ("markdown", "call:taskhand.state.store:Store.set_task#2"),  # concluded, no task_concluded yet
     ("tasktrack", "call:taskhand.state.status:write_atomic#1"),  # overview BUSY, the store not
     ("tasktrack", "call:taskhand.state.status:write_atomic#3"),  # task file DONE, the store not
-    ("tasktrack", "call:taskhand.workspace.git:move_branch"),
+    ("tasktrack", "call:taskhand.workspace.refs:move_branch"),
 ]
 
 

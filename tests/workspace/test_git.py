@@ -1,4 +1,5 @@
-"""The git wrappers against real repositories built in each test's temp folder."""
+"""The hardened git runner and what it reads, against real repositories built in each test's
+temp folder (branches: test_refs.py; worktrees: test_worktrees.py)."""
 
 from __future__ import annotations
 
@@ -10,62 +11,11 @@ from pathlib import Path
 import pytest
 
 from taskhand import workspace
-from taskhand.workspace import diffs, git
+from taskhand.workspace import diffs, git, refs, worktrees
 from taskhand.workspace.diffs import Change
-from taskhand.workspace.git import GitError, Worktree
+from taskhand.workspace.git import GitError
 from taskhand.workspace.snapshot import snapshot
-
-
-@pytest.fixture(autouse=True)
-def isolated_git(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No user or system configuration; a fixed identity and clock, so shas repeat."""
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    for role in ("AUTHOR", "COMMITTER"):
-        monkeypatch.setenv(f"GIT_{role}_NAME", "Tess Ter")
-        monkeypatch.setenv(f"GIT_{role}_EMAIL", "tess@example.com")
-        monkeypatch.setenv(f"GIT_{role}_DATE", "@1700000000 +0000")
-    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "EMAIL"):
-        monkeypatch.delenv(name, raising=False)
-
-
-def run(folder: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(folder), *args], capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
-
-
-def write(folder: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = folder / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-
-
-def commit(folder: Path, message: str, files: dict[str, str] | None = None) -> str:
-    write(folder, files or {})
-    run(folder, "add", "-A")
-    run(folder, "commit", "-q", "--allow-empty", "-m", message)
-    return run(folder, "rev-parse", "HEAD")
-
-
-def make_repo(folder: Path) -> Path:
-    run(folder.parent, "init", "-q", "-b", "main", folder.name)
-    files = {"README.md": "# demo\n", "src/app.py": "print('hi')\n", ".gitignore": "build/\n"}
-    commit(folder, "first", files)
-    return folder
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "repo")
-
-
-@pytest.fixture
-def attempt(tmp_path: Path) -> Path:
-    """Where an earlier version put a task attempt's worktree: outside the user's checkout."""
-    return tmp_path / "state" / "worktrees" / "task-1" / "attempt-1"
+from tests.workspace.conftest import commit, make_repo, run, write
 
 
 def assert_one_line_fix(error: pytest.ExceptionInfo[GitError]) -> str:
@@ -103,12 +53,12 @@ def test_find_repo_of_a_missing_path(tmp_path: Path) -> None:
     "call",
     [
         git.has_commits,
-        git.current_branch,
+        refs.current_branch,
         git.dirty_paths,
-        git.worktrees,
+        worktrees.listed,
         snapshot,
         lambda folder: git.resolve(folder, "HEAD"),
-        lambda folder: git.branch_sha(folder, "main"),
+        lambda folder: refs.branch_sha(folder, "main"),
     ],
 )
 def test_every_call_in_a_plain_folder_fails_in_one_line(
@@ -136,7 +86,7 @@ def test_an_inherited_git_dir_does_not_redirect_calls(
     run(other, "switch", "-q", "-c", "elsewhere")
     monkeypatch.setenv("GIT_DIR", str(other / ".git"))  # as inside a git hook
     monkeypatch.setenv("GIT_INDEX_FILE", str(other / ".git" / "index"))
-    assert git.current_branch(repo) == "main"
+    assert refs.current_branch(repo) == "main"
 
 
 def test_has_commits(repo: Path) -> None:
@@ -161,12 +111,6 @@ def test_resolve_rejects_what_is_not_a_commit(repo: Path, ref: str) -> None:
     assert "give a branch, tag or commit" in message
 
 
-def test_current_branch_and_a_detached_head(repo: Path) -> None:
-    assert git.current_branch(repo) == "main"
-    run(repo, "checkout", "-q", "--detach")
-    assert git.current_branch(repo) is None
-
-
 def test_dirty_paths(repo: Path) -> None:
     assert git.dirty_paths(repo) == []
     write(repo, {"README.md": "changed\n", "new/deep/file.txt": "x", "build/out.o": "ignored"})
@@ -181,63 +125,7 @@ def test_dirty_paths(repo: Path) -> None:
     ]
 
 
-# branches
-
-
-def test_branch_sha_create_branch_and_delete_branch(repo: Path) -> None:
-    head = run(repo, "rev-parse", "HEAD")
-    assert git.branch_sha(repo, "task") is None
-    git.create_branch(repo, "task", head[:10])
-    assert git.branch_sha(repo, "task") == head
-    git.create_branch(repo, "task", head)  # the same sha again: nothing to do
-    git.delete_branch(repo, "task")
-    assert git.branch_sha(repo, "task") is None
-    git.delete_branch(repo, "task")  # already gone: nothing to do
-
-
-def test_create_branch_refuses_an_existing_branch_elsewhere(repo: Path) -> None:
-    first = run(repo, "rev-parse", "HEAD")
-    second = commit(repo, "second")
-    git.create_branch(repo, "task", first)
-    with pytest.raises(GitError) as error:
-        git.create_branch(repo, "task", second)
-    assert "already exists" in assert_one_line_fix(error)
-    assert git.branch_sha(repo, "task") == first
-
-
-@pytest.mark.parametrize("name", ["bad..name", "-x", "a b", "x~1", ""])
-def test_invalid_branch_names(repo: Path, name: str) -> None:
-    with pytest.raises(GitError) as error:
-        git.create_branch(repo, name, "HEAD")
-    assert "invalid branch name" in assert_one_line_fix(error)
-
-
-def test_move_branch_is_a_compare_and_swap(repo: Path) -> None:
-    first = run(repo, "rev-parse", "HEAD")
-    second = commit(repo, "second")
-    git.create_branch(repo, "task", first)
-    git.move_branch(repo, "task", second, first)
-    assert git.branch_sha(repo, "task") == second
-    with pytest.raises(GitError) as error:
-        git.move_branch(repo, "task", first, first)  # stale: it is at second now
-    assert "is at" in assert_one_line_fix(error)
-    assert git.branch_sha(repo, "task") == second
-
-
-def test_move_branch_of_a_missing_branch(repo: Path) -> None:
-    with pytest.raises(GitError) as error:
-        git.move_branch(repo, "ghost", "HEAD", "HEAD")
-    assert "does not exist" in assert_one_line_fix(error)
-
-
-def test_delete_branch_refuses_a_checked_out_branch(repo: Path, attempt: Path) -> None:
-    old_worktree(repo, attempt, "task")
-    with pytest.raises(GitError) as error:
-        git.delete_branch(repo, "task")
-    assert "remove that worktree first" in assert_one_line_fix(error)
-    git.remove_worktree(repo, attempt)
-    git.delete_branch(repo, "task")
-    assert git.branch_sha(repo, "task") is None
+# reading commits
 
 
 def test_is_ancestor(repo: Path) -> None:
@@ -258,86 +146,6 @@ def test_tree_of_and_rev_count(repo: Path) -> None:
     assert git.rev_count(repo, first, first) == 0
 
 
-# worktrees that earlier versions left (attempts no longer run in worktrees of the repository)
-
-
-def old_worktree(repo: Path, path: Path, branch: str = "task-1") -> None:
-    """A worktree as a run of an earlier version made it."""
-    run(repo, "worktree", "add", "-q", "-b", branch, str(path), "HEAD")
-
-
-def test_remove_worktree_discards_it_and_is_idempotent(repo: Path, attempt: Path) -> None:
-    old_worktree(repo, attempt)
-    write(attempt, {"README.md": "dirty\n", "untracked.txt": "x", "build/ignored": "x"})
-    git.remove_worktree(repo, attempt)
-    assert not attempt.exists()
-    assert [t.path for t in git.worktrees(repo)] == [repo.resolve()]
-    assert git.branch_sha(repo, "task-1") is not None  # the branch outlives its worktree
-    git.remove_worktree(repo, attempt)
-
-
-def test_remove_worktree_after_its_folder_was_deleted_by_hand(repo: Path, attempt: Path) -> None:
-    old_worktree(repo, attempt)
-    subprocess.run(["rm", "-rf", str(attempt)], check=True)
-    git.remove_worktree(repo, attempt)
-    assert [t.path for t in git.worktrees(repo)] == [repo.resolve()]
-    git.delete_branch(repo, "task-1")
-
-
-@pytest.mark.parametrize("deleted_by_hand", [False, True])
-def test_remove_worktree_refuses_a_locked_worktree_unless_told(
-    repo: Path, attempt: Path, deleted_by_hand: bool
-) -> None:
-    old_worktree(repo, attempt)
-    run(repo, "worktree", "lock", str(attempt))
-    if deleted_by_hand:
-        subprocess.run(["rm", "-rf", str(attempt)], check=True)
-    with pytest.raises(GitError) as error:
-        git.remove_worktree(repo, attempt)
-    assert "locked" in assert_one_line_fix(error)
-    git.remove_worktree(repo, attempt, locked_too=True)
-    assert not attempt.exists()
-    assert len(git.worktrees(repo)) == 1
-
-
-def test_remove_worktree_of_a_worktree_whose_git_link_was_rewritten(
-    repo: Path, attempt: Path, tmp_path: Path
-) -> None:
-    """An agent of an earlier version aimed its worktree at another repository: the folder
-    is the harness's own, so it goes, and the other repository is left alone."""
-    other = make_repo(tmp_path / "other")
-    before = snapshot(other)
-    old_worktree(repo, attempt)
-    (attempt / ".git").write_text(f"gitdir: {other / '.git'}\n")
-    git.remove_worktree(repo, attempt, locked_too=True)
-    assert not attempt.exists()
-    assert len(git.worktrees(repo)) == 1
-    assert snapshot(other) == before
-
-
-def test_remove_worktree_of_a_path_never_added(repo: Path, attempt: Path) -> None:
-    git.remove_worktree(repo, attempt)
-    assert len(git.worktrees(repo)) == 1
-
-
-def test_worktrees_lists_the_main_checkout_first(repo: Path, tmp_path: Path) -> None:
-    head = run(repo, "rev-parse", "HEAD")
-    old_worktree(repo, tmp_path / "on branch")
-    run(repo, "worktree", "add", "-q", "--detach", str(tmp_path / "detached"))
-    main, *others = git.worktrees(repo)
-    assert main == Worktree(repo.resolve(), head, "main")
-    assert sorted(others, key=lambda t: t.path) == [
-        Worktree((tmp_path / "detached").resolve(), head, None),
-        Worktree((tmp_path / "on branch").resolve(), head, "task-1"),
-    ]
-
-
-def test_common_dir_is_the_repositorys_own_git_folder(repo: Path, attempt: Path) -> None:
-    old_worktree(repo, attempt)
-    assert git.common_dir(repo).resolve() == (repo / ".git").resolve()
-    assert git.common_dir(attempt).resolve() == (repo / ".git").resolve()
-
-
 # the harness's commit
 
 
@@ -350,7 +158,7 @@ def test_commit_tree_makes_one_commit_on_the_base(repo: Path) -> None:
     assert git.tree_of(repo, sha) == tree
     assert run(repo, "log", "-1", "--format=%B", sha) == "task 1: one commit"
     assert run(repo, "log", "-1", "--format=%an <%ae>", sha) == "Tess Ter <tess@example.com>"
-    assert git.branch_sha(repo, "main") == later  # no branch moves
+    assert refs.branch_sha(repo, "main") == later  # no branch moves
 
 
 # comparing commits
@@ -515,21 +323,21 @@ def workspace_round_trip(repo: Path, tmp_path: Path) -> None:
 HARNESS_CALLS: list[tuple[str, Callable[[Path, Path], object]]] = [
     ("resolve", lambda repo, _: git.resolve(repo, "HEAD~1")),
     ("has_commits", lambda repo, _: git.has_commits(repo)),
-    ("current_branch", lambda repo, _: git.current_branch(repo)),
+    ("current_branch", lambda repo, _: refs.current_branch(repo)),
     ("dirty_paths", lambda repo, _: git.dirty_paths(repo)),
-    ("branch_sha", lambda repo, _: git.branch_sha(repo, "main")),
-    ("create_branch", lambda repo, _: git.create_branch(repo, "task-1", "HEAD~1")),
+    ("branch_sha", lambda repo, _: refs.branch_sha(repo, "main")),
+    ("create_branch", lambda repo, _: refs.create_branch(repo, "task-1", "HEAD~1")),
     (
         "move_branch",
         lambda repo, _: (
-            git.create_branch(repo, "task-1", "HEAD~1"),
-            git.move_branch(repo, "task-1", "HEAD", "HEAD~1"),
-            git.delete_branch(repo, "task-1"),
+            refs.create_branch(repo, "task-1", "HEAD~1"),
+            refs.move_branch(repo, "task-1", "HEAD", "HEAD~1"),
+            refs.delete_branch(repo, "task-1"),
         ),
     ),
     ("is_ancestor and rev_count", lambda repo, _: git.rev_count(repo, "HEAD~2", "HEAD")),
     ("tree_of", lambda repo, _: git.tree_of(repo, "HEAD")),
-    ("worktrees", lambda repo, _: git.worktrees(repo)),
+    ("worktrees", lambda repo, _: worktrees.listed(repo)),
     ("changed_paths", lambda repo, _: diffs.changed_paths(repo, "HEAD~2", "HEAD")),
     ("whitespace_errors", lambda repo, _: diffs.whitespace_errors(repo, "HEAD~2", "HEAD")),
     ("patch", lambda repo, _: diffs.patch(repo, "HEAD~2", "HEAD")),

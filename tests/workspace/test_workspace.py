@@ -12,11 +12,10 @@ from pathlib import Path
 import pytest
 
 from taskhand import workspace
-from taskhand.workspace import Workspace, WorkspaceError, git
+from taskhand.workspace import Workspace, WorkspaceError, git, refs
 from taskhand.workspace.snapshot import snapshot, tree_digests
-
-# isolated_git is test_git's autouse fixture: no user configuration, a fixed identity and clock.
-from tests.workspace.test_git import commit, isolated_git, make_repo, markers, run, trap, write  # noqa: F401
+from tests.workspace.conftest import commit, make_repo, run, write
+from tests.workspace.test_git import markers, trap
 
 
 @pytest.fixture
@@ -93,7 +92,7 @@ def test_prepare_gives_exactly_the_commits_files(repo: Path, tmp_path: Path) -> 
 
 def test_prepare_without_a_branch_gives_a_detached_head(repo: Path, tmp_path: Path) -> None:
     ws = prepare(repo, tmp_path, branch=None)
-    assert git.current_branch(ws.path) is None
+    assert refs.current_branch(ws.path) is None
     assert run(ws.path, "rev-parse", "HEAD") == git.resolve(repo, "HEAD")
     assert run(ws.path, "status", "--porcelain", "--ignored") == ""
 
@@ -181,8 +180,8 @@ def test_collect_squashes_the_agents_commits(repo: Path, tmp_path: Path) -> None
     assert run(repo, "log", "-1", "--format=%B", sha) == "task 1: add letters"
     names = sorted(committed(repo, sha))
     assert names == [".gitignore", "a.txt", "b.txt", "c.txt", "src/app.py"]
-    assert git.branch_sha(repo, "main") == base  # no branch of the user's moves
-    assert git.branch_sha(repo, "taskhand/T-001-x") is None
+    assert refs.branch_sha(repo, "main") == base  # no branch of the user's moves
+    assert refs.branch_sha(repo, "taskhand/T-001-x") is None
     assert (ws.path / "build" / "cache.bin").exists()  # ignored files stay, uncommitted
 
 

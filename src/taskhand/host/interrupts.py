@@ -22,6 +22,8 @@ GRACE_SECONDS = 2.0  # between SIGTERM and SIGKILL of what the run started
 # or ended), or by a later signal once this long has passed (a git command that hangs).
 BOOKKEEPING = (
     "taskhand.workspace.git",
+    "taskhand.workspace.refs",
+    "taskhand.workspace.worktrees",
     "taskhand.state.store",
     "taskhand.state.status",
     "taskhand.plan.formats.files",

@@ -15,7 +15,7 @@ from typing import Any
 
 from taskhand.state.records import Attempt, Run
 from taskhand.state.store import Store
-from taskhand.workspace import backstop, git
+from taskhand.workspace import backstop, git, refs
 
 Emit = Callable[..., None]
 
@@ -76,7 +76,7 @@ class Guard:
         expected, allowed = self.head(attempts)
         branch = self.run.run_branch
         task_branches = {a.branch for a in attempts if a.candidate_sha}
-        now = git.branch_shas(self.repo, [branch, *sorted(task_branches)])
+        now = refs.branch_shas(self.repo, [branch, *sorted(task_branches)])
         if now.get(branch) not in allowed:
             found.append(
                 f"the run branch {branch} was moved to {_short(now.get(branch))}; put back at "
@@ -101,9 +101,9 @@ class Guard:
 
     def _restore(self, branch: str, sha: str, now: str | None) -> None:
         if now is None:
-            git.create_branch(self.repo, branch, sha)
+            refs.create_branch(self.repo, branch, sha)
         else:
-            git.move_branch(self.repo, branch, sha, now)
+            refs.move_branch(self.repo, branch, sha, now)
 
 
 def _values(attempts: list[Attempt], branch: str) -> set[str]:

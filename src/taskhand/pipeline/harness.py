@@ -26,7 +26,7 @@ from taskhand.state.records import Attempt, Entry, Event, Run
 from taskhand.state.status import StatusBook
 from taskhand.state.store import Store
 from taskhand.unit import Outcome, Role, Sandbox, Unit, Verdict
-from taskhand.workspace import git
+from taskhand.workspace import git, refs
 from taskhand.workspace.backstop import Print
 
 Listener = Callable[[Event], None]
@@ -200,11 +200,11 @@ class Harness:
     def record_candidate(self, attempt: Attempt, candidate: str) -> None:
         """Durable first, then the task branch moved to it (only ever a branch of this run)."""
         self.store.set_candidate(attempt.id, candidate)
-        now = git.branch_sha(self.repo, attempt.branch)
+        now = refs.branch_sha(self.repo, attempt.branch)
         if now is None:
-            git.create_branch(self.repo, attempt.branch, candidate)
+            refs.create_branch(self.repo, attempt.branch, candidate)
         elif now in self.guard.task_branch_values(attempt.branch):
-            git.move_branch(self.repo, attempt.branch, candidate, now)
+            refs.move_branch(self.repo, attempt.branch, candidate, now)
 
     # -- places and events ----------------------------------------------------------------
 

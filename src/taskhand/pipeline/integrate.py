@@ -11,7 +11,7 @@ from taskhand.pipeline.harness import Harness, case_json
 from taskhand.pipeline.work import Ended, Work
 from taskhand.plan.model import Status
 from taskhand.state.records import Entry
-from taskhand.workspace import diffs, git
+from taskhand.workspace import diffs, refs
 
 
 def integrate(h: Harness, work: Work) -> Ended | None:
@@ -25,6 +25,6 @@ def integrate(h: Harness, work: Work) -> Ended | None:
     case = case_json(work.outcome)
     entry = Entry("accepted", resolution, summary, case, gates(work.gates), work.verdicts)
     resolution = h.end_attempt(attempt, "passed", resolution, entry)
-    git.move_branch(h.repo, h.run.run_branch, work.candidate, work.base)
+    refs.move_branch(h.repo, h.run.run_branch, work.candidate, work.base)
     h.emit("integrated", task.id, sha=work.candidate)
     return Ended(Status.DONE, resolution)

@@ -19,7 +19,7 @@ from taskhand.plan.templates import slug
 from taskhand.state.records import Attempt
 from taskhand.state.status import StatusBook
 from taskhand.unit import Case, CaseReport, Outcome
-from taskhand.workspace import Workspace, git
+from taskhand.workspace import Workspace, git, refs
 
 
 def task_branch(task: Task) -> str:
@@ -127,6 +127,6 @@ def _branch_for(h: Harness, task: Task, earlier: list[Attempt]) -> str:
     branch = task_branch(task)
     ours = {a.branch for a in h.store.attempts(h.run.id)}
     for name in (branch, f"{branch}-{h.run.id}"):
-        if name in ours or git.branch_sha(h.repo, name) is None:
+        if name in ours or refs.branch_sha(h.repo, name) is None:
             return name
     return f"{branch}-{h.run.id}-{len(earlier) + 1}"

@@ -17,7 +17,7 @@ from taskhand.state import lock
 from taskhand.state.paths import StateDir
 from taskhand.state.records import Run
 from taskhand.state.store import Store
-from taskhand.workspace import git
+from taskhand.workspace import git, refs, worktrees
 
 
 @dataclass(frozen=True)
@@ -49,17 +49,17 @@ def plan_clean(store: Store, state: StateDir, run: Run) -> list[Step]:
     repo = Path(run.repo)
     steps = []
     folder = state.run_dir(run.id) / "worktrees"
-    for tree in git.worktrees(repo):  # made by runs of earlier versions
+    for tree in worktrees.listed(repo):  # made by runs of earlier versions
         if tree.path.resolve().is_relative_to(folder.resolve()):
             steps.append(Step("worktree", str(tree.path), "attempt worktree"))
     if folder.is_dir():
         for leftover in sorted([*folder.glob("*/attempt-*"), *folder.glob("review-*")]):
             if not any(s.target == str(leftover) for s in steps):
                 steps.append(Step("workspace", str(leftover), "workspace left by a stopped run"))
-    head = git.branch_sha(repo, run.run_branch)
+    head = refs.branch_sha(repo, run.run_branch)
     attempts = store.attempts(run.id)
     for branch in sorted({a.branch for a in attempts}):
-        sha = git.branch_sha(repo, branch)
+        sha = refs.branch_sha(repo, branch)
         if sha is None:
             continue
         ours = {a.candidate_sha for a in attempts if a.branch == branch and a.candidate_sha}
@@ -98,9 +98,9 @@ def apply(state: StateDir, run: Run, steps: list[Step]) -> None:
     repo = Path(run.repo)
     for step in steps:
         if step.kind == "worktree":
-            git.remove_worktree(repo, Path(step.target))
+            worktrees.remove(repo, Path(step.target))
         elif step.kind == "workspace":
             workspace.remove(Path(step.target))
         elif step.kind == "branch":
-            git.delete_branch(repo, step.target, step.sha)
+            refs.delete_branch(repo, step.target, step.sha)
     shutil.rmtree(state.run_dir(run.id) / "indexes", ignore_errors=True)

@@ -25,7 +25,7 @@ from taskhand.state.records import Event, Run
 from taskhand.state.status import StatusBook
 from taskhand.state.store import Store
 from taskhand.unit import Sandbox
-from taskhand.workspace import git
+from taskhand.workspace import git, refs
 
 
 class RunError(Exception):
@@ -116,7 +116,7 @@ def start(
             # Named after the run id, so two runs never share a branch; durable before created.
             store.set_run_branch(run.id, f"taskhand/run-{run.id}")
             run = store.get_run(run.id) or run
-            git.create_branch(root, run.run_branch, base)
+            refs.create_branch(root, run.run_branch, base)
             started = store.event(
                 run.id,
                 "run_started",

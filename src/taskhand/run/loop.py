@@ -32,7 +32,7 @@ from taskhand.state.records import Run
 from taskhand.state.status import StatusBook
 from taskhand.state.store import Store
 from taskhand.unit import Sandbox
-from taskhand.workspace import git, review_copy
+from taskhand.workspace import git, refs, review_copy, worktrees
 
 __all__ = ["Listener", "Runner", "load"]
 
@@ -80,7 +80,7 @@ class Runner:
 
     def execute(self) -> Summary:
         branches = [self.run.run_branch, *{a.branch for a in self.store.attempts(self.run.id)}]
-        for branch in git.clear_ref_locks(self.h.repo, branches):
+        for branch in refs.clear_ref_locks(self.h.repo, branches):
             self.h.emit("warning", message=f"removed a stale lock on {branch} left by a killed git")
         self.ensure_run_branch()
         self.h.guard.check_refs()  # never build on a branch the store did not write
@@ -166,7 +166,7 @@ class Runner:
     def settle_integrated(self, plan: Plan, book: StatusBook, task_id: str) -> Status | None:
         """Conclude a task whose accepted candidate was integrated before the run died."""
         attempts = [a for a in self.store.attempts(self.run.id, task_id) if a.status == "passed"]
-        head = git.branch_sha(self.h.repo, self.run.run_branch)
+        head = refs.branch_sha(self.h.repo, self.run.run_branch)
         if not attempts or head is None or not attempts[-1].candidate_sha:
             return None
         last = attempts[-1]
@@ -174,7 +174,7 @@ class Runner:
         if not git.is_ancestor(self.h.repo, candidate, head):
             if head != last.base_sha:
                 return None
-            git.move_branch(self.h.repo, self.run.run_branch, candidate, head)
+            refs.move_branch(self.h.repo, self.run.run_branch, candidate, head)
         logged = any(
             e.kind == "integrated" and e.task_id == task_id for e in self.store.events(self.run.id)
         )
@@ -258,9 +258,9 @@ class Runner:
     def prune_worktrees(self) -> None:
         """Remove any worktree of this run that no open attempt owns (none are, after recovery)."""
         folder = self.state.run_dir(self.run.id) / "worktrees"
-        for tree in git.worktrees(self.h.repo):
+        for tree in worktrees.listed(self.h.repo):
             if tree.path.resolve().is_relative_to(folder.resolve()):
-                git.remove_worktree(self.h.repo, tree.path, locked_too=True)
+                worktrees.remove(self.h.repo, tree.path, locked_too=True)
         # Workspaces are plain folders (worktrees above are from earlier versions' runs).
         if folder.exists():
             for leftover in sorted([*folder.glob("*/attempt-*"), *folder.glob("review-*")]):

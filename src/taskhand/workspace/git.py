@@ -1,16 +1,15 @@
-"""Typed wrappers over the git command line: repositories, branches, worktrees, commits.
+"""Git run the harness's way, and what the harness reads of a repository and its commits.
 
-Every call is an argv list run with `git -C <dir>`; a failure becomes a one-line GitError
-that says what failed and how to fix it.
+Every call is an argv list run with `git -C <dir>`, hardened so that nothing the repository
+configures runs; a failure becomes a one-line GitError that says what failed and how to fix
+it. Branches are in refs.py, worktrees in worktrees.py.
 """
 
 from __future__ import annotations
 
 import functools
 import os
-import shutil
 import subprocess
-from dataclasses import dataclass
 from pathlib import Path
 
 from taskhand.text import printable
@@ -33,13 +32,6 @@ _REDIRECTING = (
 
 class GitError(Exception):
     """A git operation that failed; the message is one line ending in '(fix: ...)'."""
-
-
-@dataclass(frozen=True)
-class Worktree:
-    path: Path
-    head: str
-    branch: str | None
 
 
 def _error(what: str, fix: str) -> GitError:
@@ -180,14 +172,6 @@ def resolve(repo: Path, ref: str) -> str:
     raise _error(f"no commit named {ref!r} in {repo}", "give a branch, tag or commit sha")
 
 
-def current_branch(repo: Path) -> str | None:
-    """The checked-out branch, or None on a detached HEAD."""
-    done = _git(repo, "symbolic-ref", "--quiet", "HEAD", ok=(0, 1))
-    if done.returncode != 0:
-        return None
-    return _decode(done.stdout).strip().removeprefix("refs/heads/")
-
-
 def dirty_paths(repo: Path) -> list[str]:
     """Modified, staged and untracked paths (not ignored ones), both sides of a rename."""
     raw = _git(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all").stdout
@@ -202,139 +186,6 @@ def dirty_paths(repo: Path) -> list[str]:
             paths.add(fields[i])
         i += 1
     return sorted(paths)
-
-
-def _branch_ref(repo: Path, name: str) -> str:
-    ref = f"refs/heads/{name}"
-    if name.startswith("-") or not _valid_ref(repo, ref):
-        raise _error(f"invalid branch name {name!r}", "use letters, digits, '-', '_' and '/'")
-    return ref
-
-
-@functools.lru_cache(maxsize=1024)
-def _valid_ref(repo: Path, ref: str) -> bool:
-    """git's own rule for ref names, asked once per name."""
-    return _git(repo, "check-ref-format", ref, ok=(0, 1)).returncode == 0
-
-
-def branch_sha(repo: Path, name: str) -> str | None:
-    done = _git(repo, "rev-parse", "--verify", "--quiet", _branch_ref(repo, name), ok=(0, 1))
-    return _decode(done.stdout).strip() if done.returncode == 0 else None
-
-
-def branch_shas(repo: Path, names: list[str]) -> dict[str, str]:
-    """The commit each of the branches `names` points at, in one git process; a missing
-    branch is left out."""
-    if not names:
-        return {}
-    refs = [_branch_ref(repo, name) for name in names]
-    fmt = "--format=%(objectname) %(refname)"
-    found: dict[str, str] = {}
-    for line in _decode(_git(repo, "for-each-ref", fmt, *refs).stdout).splitlines():
-        sha, _, ref = line.partition(" ")
-        if ref in refs:  # a pattern also matches the refs below it: keep exact names only
-            found[ref.removeprefix("refs/heads/")] = sha
-    return found
-
-
-def create_branch(repo: Path, name: str, sha: str) -> None:
-    """Create branch `name` at `sha`; nothing to do when it is already there."""
-    ref, full = _branch_ref(repo, name), resolve(repo, sha)
-    existing = branch_sha(repo, name)
-    if existing is None:
-        # An empty old value makes the creation fail if someone created it meanwhile.
-        done = _git(repo, "update-ref", ref, full, "", ok=(0, 128))
-        if done.returncode == 0:
-            return
-        existing = branch_sha(repo, name)
-    if existing != full:
-        raise _error(
-            f"branch {name!r} already exists at {str(existing)[:12]}, not {full[:12]}",
-            "delete that branch or choose another name",
-        )
-
-
-def move_branch(repo: Path, name: str, new: str, old: str) -> None:
-    """Point branch `name` at `new`, only if it still points at `old`."""
-    ref, full_new, full_old = _branch_ref(repo, name), resolve(repo, new), resolve(repo, old)
-    if _git(repo, "update-ref", ref, full_new, full_old, ok=(0, 128)).returncode == 0:
-        return
-    now = branch_sha(repo, name)
-    if now is None:
-        raise _error(f"branch {name!r} does not exist", "create it first")
-    raise _error(
-        f"branch {name!r} is at {now[:12]}, not {full_old[:12]}",
-        "it moved meanwhile; read it again and retry",
-    )
-
-
-def delete_branch(repo: Path, name: str, expected: str = "") -> None:
-    """Delete branch `name` if it exists (only while it holds `expected`, when given); refuse
-    while a worktree has it checked out."""
-    ref = _branch_ref(repo, name)
-    for tree in worktrees(repo):
-        if tree.branch == name:
-            raise _error(
-                f"branch {name!r} is checked out in {tree.path}", "remove that worktree first"
-            )
-    old = [expected] if expected else []
-    if _git(repo, "update-ref", "-d", ref, *old, ok=(0, 128)).returncode != 0:
-        raise _error(f"branch {name!r} moved meanwhile", "run the command again")
-
-
-def worktrees(repo: Path) -> list[Worktree]:
-    """Every checkout of the repository, the main one first; bare entries are left out."""
-    found: list[Worktree] = []
-    record: dict[str, str] = {}
-    for field in [*_fields(_git(repo, "worktree", "list", "--porcelain", "-z").stdout), ""]:
-        if field:
-            key, _, value = field.partition(" ")
-            record[key] = value
-            continue
-        if "worktree" in record and "bare" not in record:
-            branch = record.get("branch")
-            found.append(
-                Worktree(
-                    path=Path(record["worktree"]),
-                    head=record.get("HEAD", ""),
-                    branch=branch.removeprefix("refs/heads/") if branch else None,
-                )
-            )
-        record = {}
-    return found
-
-
-def _registered(repo: Path, path: Path) -> Worktree | None:
-    target = path.resolve()
-    return next((t for t in worktrees(repo) if t.path.resolve() == target), None)
-
-
-def remove_worktree(repo: Path, path: Path, locked_too: bool = False) -> None:
-    """Remove the worktree at `path` with its changes; nothing to do when it is gone.
-
-    Attempts no longer run in worktrees of the user's repository (see workspace.py); this
-    removes those that runs of earlier versions left. `locked_too` also removes a locked one
-    and, failing that, deletes its folder: the harness passes it for its own folders.
-    """
-    if _registered(repo, path) is None:
-        return
-    # --force discards the attempt's uncommitted files; it also unregisters a worktree whose
-    # folder was deleted by hand. Prune is only the fallback, since it also forgets other
-    # worktrees whose folders are missing (say, on an unmounted drive).
-    force = ["--force", "--force"] if locked_too else ["--force"]
-    done = _git(repo, "worktree", "remove", *force, "--", str(path.resolve()), ok=(0, 128))
-    if done.returncode == 0:
-        return
-    if path.exists() and locked_too:
-        # git will not remove a worktree whose .git was rewritten; the folder is ours.
-        shutil.rmtree(path, ignore_errors=True)
-    if not path.exists():
-        _git(repo, "worktree", "prune")
-    if _registered(repo, path) is not None:
-        raise _error(
-            f"cannot remove worktree {path}: {_reason(done.stderr)}",
-            f"git worktree unlock {path}, then try again",
-        )
 
 
 @functools.lru_cache(maxsize=16)
@@ -390,22 +241,6 @@ def rev_count(repo: Path, base: str, head: str) -> int:
     """How many commits `head` has that `base` does not."""
     span = f"{resolve(repo, base)}..{resolve(repo, head)}"
     return int(_out(repo, "rev-list", "--count", span))
-
-
-def clear_ref_locks(repo: Path, branches: list[str]) -> list[str]:
-    """Remove the `.lock` files a killed git left on these branches' refs; the names removed.
-
-    Only for branches the caller owns exclusively (the runner holds the plan's lock): a lock
-    file there can only be left over from a git process that died mid-update.
-    """
-    folder = common_dir(repo)
-    removed = []
-    for branch in branches:
-        stale = folder / "refs" / "heads" / f"{branch}.lock"
-        if branch and stale.is_file():
-            stale.unlink(missing_ok=True)
-            removed.append(branch)
-    return removed
 
 
 def tree_modes(repo: Path, rev: str, paths: list[str]) -> dict[str, str]:

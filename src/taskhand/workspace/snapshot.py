@@ -13,7 +13,7 @@ from pathlib import Path
 
 # git's helpers are called through the module, so a wrapper on git._git (the benchmark's
 # counter of git processes) sees these calls too.
-from taskhand.workspace import git
+from taskhand.workspace import git, refs
 
 
 def snapshot(repo: Path, content: bool = True) -> dict[str, object]:
@@ -30,7 +30,7 @@ def snapshot(repo: Path, content: bool = True) -> dict[str, object]:
     index = index if index.is_absolute() else repo / index
     return {
         "head": git._decode(head.stdout).strip() or None,
-        "branch": git.current_branch(repo),
+        "branch": refs.current_branch(repo),
         "index": git._out(repo, "ls-files", "-s", "-z"),
         "index_hash": _file_digest(index) if index.exists() else None,
         "stash": git._out(repo, "stash", "list"),

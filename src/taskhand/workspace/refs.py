@@ -1,0 +1,113 @@
+"""Branches: reading, creating, moving and deleting them, each move a compare and swap, and the
+ref locks a killed git leaves behind. Every name is checked by git's own rule first.
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+from taskhand.workspace import worktrees
+from taskhand.workspace.git import _decode, _error, _git, common_dir, resolve
+
+
+def current_branch(repo: Path) -> str | None:
+    """The checked-out branch, or None on a detached HEAD."""
+    done = _git(repo, "symbolic-ref", "--quiet", "HEAD", ok=(0, 1))
+    if done.returncode != 0:
+        return None
+    return _decode(done.stdout).strip().removeprefix("refs/heads/")
+
+
+def _branch_ref(repo: Path, name: str) -> str:
+    ref = f"refs/heads/{name}"
+    if name.startswith("-") or not _valid_ref(repo, ref):
+        raise _error(f"invalid branch name {name!r}", "use letters, digits, '-', '_' and '/'")
+    return ref
+
+
+@functools.lru_cache(maxsize=1024)
+def _valid_ref(repo: Path, ref: str) -> bool:
+    """git's own rule for ref names, asked once per name."""
+    return _git(repo, "check-ref-format", ref, ok=(0, 1)).returncode == 0
+
+
+def branch_sha(repo: Path, name: str) -> str | None:
+    done = _git(repo, "rev-parse", "--verify", "--quiet", _branch_ref(repo, name), ok=(0, 1))
+    return _decode(done.stdout).strip() if done.returncode == 0 else None
+
+
+def branch_shas(repo: Path, names: list[str]) -> dict[str, str]:
+    """The commit each of the branches `names` points at, in one git process; a missing
+    branch is left out."""
+    if not names:
+        return {}
+    refs = [_branch_ref(repo, name) for name in names]
+    fmt = "--format=%(objectname) %(refname)"
+    found: dict[str, str] = {}
+    for line in _decode(_git(repo, "for-each-ref", fmt, *refs).stdout).splitlines():
+        sha, _, ref = line.partition(" ")
+        if ref in refs:  # a pattern also matches the refs below it: keep exact names only
+            found[ref.removeprefix("refs/heads/")] = sha
+    return found
+
+
+def create_branch(repo: Path, name: str, sha: str) -> None:
+    """Create branch `name` at `sha`; nothing to do when it is already there."""
+    ref, full = _branch_ref(repo, name), resolve(repo, sha)
+    existing = branch_sha(repo, name)
+    if existing is None:
+        # An empty old value makes the creation fail if someone created it meanwhile.
+        done = _git(repo, "update-ref", ref, full, "", ok=(0, 128))
+        if done.returncode == 0:
+            return
+        existing = branch_sha(repo, name)
+    if existing != full:
+        raise _error(
+            f"branch {name!r} already exists at {str(existing)[:12]}, not {full[:12]}",
+            "delete that branch or choose another name",
+        )
+
+
+def move_branch(repo: Path, name: str, new: str, old: str) -> None:
+    """Point branch `name` at `new`, only if it still points at `old`."""
+    ref, full_new, full_old = _branch_ref(repo, name), resolve(repo, new), resolve(repo, old)
+    if _git(repo, "update-ref", ref, full_new, full_old, ok=(0, 128)).returncode == 0:
+        return
+    now = branch_sha(repo, name)
+    if now is None:
+        raise _error(f"branch {name!r} does not exist", "create it first")
+    raise _error(
+        f"branch {name!r} is at {now[:12]}, not {full_old[:12]}",
+        "it moved meanwhile; read it again and retry",
+    )
+
+
+def delete_branch(repo: Path, name: str, expected: str = "") -> None:
+    """Delete branch `name` if it exists (only while it holds `expected`, when given); refuse
+    while a worktree has it checked out."""
+    ref = _branch_ref(repo, name)
+    for tree in worktrees.listed(repo):
+        if tree.branch == name:
+            raise _error(
+                f"branch {name!r} is checked out in {tree.path}", "remove that worktree first"
+            )
+    old = [expected] if expected else []
+    if _git(repo, "update-ref", "-d", ref, *old, ok=(0, 128)).returncode != 0:
+        raise _error(f"branch {name!r} moved meanwhile", "run the command again")
+
+
+def clear_ref_locks(repo: Path, branches: list[str]) -> list[str]:
+    """Remove the `.lock` files a killed git left on these branches' refs; the names removed.
+
+    Only for branches the caller owns exclusively (the runner holds the plan's lock): a lock
+    file there can only be left over from a git process that died mid-update.
+    """
+    folder = common_dir(repo)
+    removed = []
+    for branch in branches:
+        stale = folder / "refs" / "heads" / f"{branch}.lock"
+        if branch and stale.is_file():
+            stale.unlink(missing_ok=True)
+            removed.append(branch)
+    return removed

@@ -1,0 +1,62 @@
+"""What the workspace tests share: git without the user's configuration, a repository made
+and committed to with the git command line."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def isolated_git(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No user or system configuration; a fixed identity and clock, so shas repeat."""
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for role in ("AUTHOR", "COMMITTER"):
+        monkeypatch.setenv(f"GIT_{role}_NAME", "Tess Ter")
+        monkeypatch.setenv(f"GIT_{role}_EMAIL", "tess@example.com")
+        monkeypatch.setenv(f"GIT_{role}_DATE", "@1700000000 +0000")
+    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "EMAIL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def run(folder: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(folder), *args], capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def write(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def commit(folder: Path, message: str, files: dict[str, str] | None = None) -> str:
+    write(folder, files or {})
+    run(folder, "add", "-A")
+    run(folder, "commit", "-q", "--allow-empty", "-m", message)
+    return run(folder, "rev-parse", "HEAD")
+
+
+def make_repo(folder: Path) -> Path:
+    run(folder.parent, "init", "-q", "-b", "main", folder.name)
+    files = {"README.md": "# demo\n", "src/app.py": "print('hi')\n", ".gitignore": "build/\n"}
+    commit(folder, "first", files)
+    return folder
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def attempt(tmp_path: Path) -> Path:
+    """Where an earlier version put a task attempt's worktree: outside the user's checkout."""
+    return tmp_path / "state" / "worktrees" / "task-1" / "attempt-1"

@@ -1,0 +1,75 @@
+"""Branches against real repositories: each move a compare and swap, names checked first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from taskhand.workspace import refs, worktrees
+from taskhand.workspace.git import GitError
+from tests.workspace.conftest import commit, run
+from tests.workspace.test_git import assert_one_line_fix
+from tests.workspace.test_worktrees import old_worktree
+
+
+def test_current_branch_and_a_detached_head(repo: Path) -> None:
+    assert refs.current_branch(repo) == "main"
+    run(repo, "checkout", "-q", "--detach")
+    assert refs.current_branch(repo) is None
+
+
+def test_branch_sha_create_branch_and_delete_branch(repo: Path) -> None:
+    head = run(repo, "rev-parse", "HEAD")
+    assert refs.branch_sha(repo, "task") is None
+    refs.create_branch(repo, "task", head[:10])
+    assert refs.branch_sha(repo, "task") == head
+    refs.create_branch(repo, "task", head)  # the same sha again: nothing to do
+    refs.delete_branch(repo, "task")
+    assert refs.branch_sha(repo, "task") is None
+    refs.delete_branch(repo, "task")  # already gone: nothing to do
+
+
+def test_create_branch_refuses_an_existing_branch_elsewhere(repo: Path) -> None:
+    first = run(repo, "rev-parse", "HEAD")
+    second = commit(repo, "second")
+    refs.create_branch(repo, "task", first)
+    with pytest.raises(GitError) as error:
+        refs.create_branch(repo, "task", second)
+    assert "already exists" in assert_one_line_fix(error)
+    assert refs.branch_sha(repo, "task") == first
+
+
+@pytest.mark.parametrize("name", ["bad..name", "-x", "a b", "x~1", ""])
+def test_invalid_branch_names(repo: Path, name: str) -> None:
+    with pytest.raises(GitError) as error:
+        refs.create_branch(repo, name, "HEAD")
+    assert "invalid branch name" in assert_one_line_fix(error)
+
+
+def test_move_branch_is_a_compare_and_swap(repo: Path) -> None:
+    first = run(repo, "rev-parse", "HEAD")
+    second = commit(repo, "second")
+    refs.create_branch(repo, "task", first)
+    refs.move_branch(repo, "task", second, first)
+    assert refs.branch_sha(repo, "task") == second
+    with pytest.raises(GitError) as error:
+        refs.move_branch(repo, "task", first, first)  # stale: it is at second now
+    assert "is at" in assert_one_line_fix(error)
+    assert refs.branch_sha(repo, "task") == second
+
+
+def test_move_branch_of_a_missing_branch(repo: Path) -> None:
+    with pytest.raises(GitError) as error:
+        refs.move_branch(repo, "ghost", "HEAD", "HEAD")
+    assert "does not exist" in assert_one_line_fix(error)
+
+
+def test_delete_branch_refuses_a_checked_out_branch(repo: Path, attempt: Path) -> None:
+    old_worktree(repo, attempt, "task")
+    with pytest.raises(GitError) as error:
+        refs.delete_branch(repo, "task")
+    assert "remove that worktree first" in assert_one_line_fix(error)
+    worktrees.remove(repo, attempt)
+    refs.delete_branch(repo, "task")
+    assert refs.branch_sha(repo, "task") is None
