@@ -14,8 +14,8 @@ default 20,000 files in nested folders, one commit, packed like a clone):
   script=...), listener, repo)``, with ``TASKHAND_HOME`` in a temporary folder. The
   listener records ``time.perf_counter()`` for each event, which splits each task's wall
   time into phases (see PHASES below). The replay agent's ``run()`` is wrapped to time the
-  agent itself, and ``taskhand.git._git`` is wrapped to count the git processes the harness
-  starts and the time spent in them (both wrappers cost about a microsecond a call);
+  agent itself, and ``taskhand.workspace.git.run`` is wrapped to count the git processes the
+  harness starts and the time spent in them (both wrappers cost about a microsecond a call);
 * harness time per task = task wall time (from the previous task's Complete step to this
   task's Complete step) minus the agent's own time;
 * times raw git on the same repository, ``--reps`` times (default 20, after 2 untimed
@@ -248,7 +248,7 @@ def _git_command(args: tuple[str, ...]) -> str:
 def instrumented(agent_seconds: dict[str, float], calls: list[GitCall]) -> Iterator[None]:
     """Time the replay agent's run() per task, and every git process the harness starts."""
     original_run = ReplayAgent.run
-    original_git = taskhand_git._git
+    original_git = taskhand_git.run
 
     @functools.wraps(original_run)
     def run(self: ReplayAgent, unit: Unit) -> Outcome:
@@ -268,12 +268,12 @@ def instrumented(agent_seconds: dict[str, float], calls: list[GitCall]) -> Itera
             calls.append(GitCall(began, time.perf_counter() - began, _git_command(args)))
 
     setattr(ReplayAgent, "run", run)  # noqa: B010 (mypy refuses assigning to a method)
-    setattr(taskhand_git, "_git", counted)  # noqa: B010
+    setattr(taskhand_git, "run", counted)  # noqa: B010
     try:
         yield
     finally:
         setattr(ReplayAgent, "run", original_run)  # noqa: B010
-        setattr(taskhand_git, "_git", original_git)  # noqa: B010
+        setattr(taskhand_git, "run", original_git)  # noqa: B010
 
 
 @contextmanager
@@ -678,8 +678,8 @@ def table(results: list[dict[str, Any]], check: str | None, reps: int, agent_sec
         *(f"  {label:<38} from {start}" for _, label, start in PHASES),
         "  (the first task's screen starts at the first Screen step, so it lacks one plan load)",
         "git ms / git n: median time in, and number of, git processes the harness started in",
-        "the phase (from a wrapper on taskhand.git._git). HARNESS = task total - the replay",
-        "agent's own run(); the acceptance command counts as harness time.",
+        "the phase (from a wrapper on taskhand.workspace.git.run). HARNESS = task total - the",
+        "replay agent's own run(); the acceptance command counts as harness time.",
     ]
     return "\n".join(lines)
 

@@ -53,9 +53,9 @@ def prepare(repo: Path, path: Path, index: Path, sha: str, branch: str | None) -
     with os.scandir(path) as entries:  # an empty new folder has nothing to clean away
         leftovers = reused or any(entries)
     own = _own_index(repo, path, index)
-    git._git(repo, *own, "read-tree", "--reset", "-u", full, env=_index_env(index))
+    git.run(repo, *own, "read-tree", "--reset", "-u", full, env=_index_env(index))
     if leftovers:
-        git._git(repo, *own, "clean", "-ffdxq", env=_index_env(index))
+        git.run(repo, *own, "clean", "-ffdxq", env=_index_env(index))
     _make_git_dir(repo, path / ".git", full, branch, index)
     info = os.stat(path)
     return Workspace(path, index, (info.st_dev, info.st_ino))
@@ -68,8 +68,8 @@ def collect(repo: Path, ws: Workspace, base: str, message: str) -> str | None:
     check_intact(ws)
     own = _own_index(repo, ws.path, ws.index)
     env = _index_env(ws.index)
-    git._git(repo, *own, "add", "-A", env=env)
-    tree = git._decode(git._git(repo, *own, "write-tree", env=env).stdout).strip()
+    git.run(repo, *own, "add", "-A", env=env)
+    tree = git.decode(git.run(repo, *own, "write-tree", env=env).stdout).strip()
     full_base = git.resolve(repo, base)
     if tree == git.tree_of(repo, full_base):
         return None
@@ -80,8 +80,8 @@ def collect(repo: Path, ws: Workspace, base: str, message: str) -> str | None:
 def _refuse_nested_repositories(repo: Path, base: str, tree: str) -> None:
     """A folder holding a .git of its own is recorded by git as a link to a commit that only
     the workspace has: nobody could read that work. Say so instead of taking it."""
-    raw = git._git(repo, "diff-tree", "-r", "-z", "--no-renames", base, tree).stdout
-    fields = git._fields(raw)
+    raw = git.run(repo, "diff-tree", "-r", "-z", "--no-renames", base, tree).stdout
+    fields = git.fields(raw)
     for meta, name in zip(fields[0::2], fields[1::2], strict=False):
         if meta.split(" ")[1] == "160000":  # the new mode of a gitlink
             raise WorkspaceError(
@@ -134,8 +134,8 @@ def _no_filters(repo: Path) -> list[str]:
 
 @functools.lru_cache(maxsize=16)
 def _filters_off(repo: Path, identity: tuple[object, ...]) -> tuple[str, ...]:
-    done = git._git(repo, "config", "-z", "--name-only", "--get-regexp", r"^filter\.", ok=(0, 1))
-    names = {key.rsplit(".", 1)[0] for key in git._fields(done.stdout)}
+    done = git.run(repo, "config", "-z", "--name-only", "--get-regexp", r"^filter\.", ok=(0, 1))
+    names = {key.rsplit(".", 1)[0] for key in git.fields(done.stdout)}
     return tuple(
         arg
         for name in sorted(names)

@@ -8,7 +8,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-# git's helpers are called through the module, so a wrapper on git._git (the benchmark's
+# git's helpers are called through the module, so a wrapper on git.run (the benchmark's
 # counter of git processes) sees these calls too.
 from taskhand.workspace import git
 
@@ -30,7 +30,7 @@ def _changed_paths(repo: Path, older: str, newer: str) -> tuple[Change, ...]:
     # diff-tree is the plumbing twin of `git diff base head`: it ignores the user's diff
     # settings (relative paths, colour, external tools) that could change the output.
     diff = ["diff-tree", "-r", "-z", "--name-status", "-M"]
-    fields = git._fields(git._git(repo, *diff, older, newer).stdout)
+    fields = git.fields(git.run(repo, *diff, older, newer).stdout)
     changes: list[Change] = []
     i = 0
     while i < len(fields):
@@ -47,8 +47,8 @@ def _changed_paths(repo: Path, older: str, newer: str) -> tuple[Change, ...]:
 def whitespace_errors(repo: Path, base: str, head: str) -> str:
     """`git diff --check` from `base` to `head`: the problems found, or "" when clean."""
     check = ["diff", "--check", "--no-color", "--no-ext-diff"]
-    done = git._git(repo, *check, git.resolve(repo, base), git.resolve(repo, head), ok=(0, 2))
-    return git._decode(done.stdout)
+    done = git.run(repo, *check, git.resolve(repo, base), git.resolve(repo, head), ok=(0, 2))
+    return git.decode(done.stdout)
 
 
 def symlinks(repo: Path, sha: str, paths: list[str]) -> dict[str, str]:
@@ -60,19 +60,19 @@ def symlinks(repo: Path, sha: str, paths: list[str]) -> dict[str, str]:
     for start in range(0, len(paths), chunk):
         # Literal pathspecs: a changed file named '*.py' must not select every Python file.
         listing = ["--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", full, "--"]
-        for entry in git._fields(git._git(repo, *listing, *paths[start : start + chunk]).stdout):
+        for entry in git.fields(git.run(repo, *listing, *paths[start : start + chunk]).stdout):
             info, _, path = entry.partition("\t")
             mode, _, oid = info.split(" ")
             if mode == "120000" and path in wanted:
                 blobs[path] = oid
     order = sorted(blobs)
     request = "".join(f"{blobs[path]}\n" for path in order).encode()
-    rest = git._git(repo, "cat-file", "--batch", stdin=request).stdout if order else b""
+    rest = git.run(repo, "cat-file", "--batch", stdin=request).stdout if order else b""
     targets: dict[str, str] = {}
     for path in order:
         header, _, rest = rest.partition(b"\n")
         size = int(header.split(b" ")[2])
-        targets[path] = git._decode(rest[:size])
+        targets[path] = git.decode(rest[:size])
         rest = rest[size + 1 :]
     return targets
 
@@ -89,8 +89,8 @@ class Counted:
 def counts(repo: Path, base: str, head: str) -> list[Counted]:
     """Lines added and deleted per changed path, renames shown under the new name."""
     diff = ["diff-tree", "-r", "-z", "--numstat", "-M"]
-    raw = git._git(repo, *diff, git.resolve(repo, base), git.resolve(repo, head)).stdout
-    fields = git._fields(raw)
+    raw = git.run(repo, *diff, git.resolve(repo, base), git.resolve(repo, head)).stdout
+    fields = git.fields(raw)
     found: list[Counted] = []
     i = 0
     while i < len(fields):
@@ -123,5 +123,5 @@ def summary(repo: Path, base: str, head: str, names: int = 8) -> str:
 def patch(repo: Path, base: str, head: str) -> str:
     """The unified diff from `base` to `head`, as a reviewer reads it."""
     diff = ["diff-tree", "-p", "-M", "--no-color", "--no-ext-diff", "--no-textconv"]
-    raw = git._git(repo, *diff, git.resolve(repo, base), git.resolve(repo, head)).stdout
+    raw = git.run(repo, *diff, git.resolve(repo, base), git.resolve(repo, head)).stdout
     return raw.decode("utf-8", "replace")  # prompt text: undecodable bytes become U+FFFD

@@ -34,11 +34,13 @@ class GitError(Exception):
     """A git operation that failed; the message is one line ending in '(fix: ...)'."""
 
 
-def _error(what: str, fix: str) -> GitError:
+def error(what: str, fix: str) -> GitError:
+    """The one-line error of a git operation, made printable."""
     return GitError(printable(f"{what} (fix: {fix})"))
 
 
-def _decode(raw: bytes) -> str:
+def decode(raw: bytes) -> str:
+    """Git's bytes as text; undecodable bytes of a file name survive as surrogates."""
     return os.fsdecode(raw)
 
 
@@ -89,7 +91,7 @@ def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _git(
+def run(
     folder: Path,
     *args: str,
     ok: tuple[int, ...] = (0,),
@@ -97,6 +99,8 @@ def _git(
     env: dict[str, str] | None = None,
     fix: str = "run the same git command in that folder to see the full error",
 ) -> subprocess.CompletedProcess[bytes]:
+    """`git -C folder ARGS`, hardened: the finished process when its exit code is in `ok`,
+    else a GitError that says what failed, with `fix`. Every git process of taskhand is one."""
     try:
         done = subprocess.run(
             ["git", "-C", str(folder), *_HARDENING_ARGS, *args],
@@ -107,46 +111,49 @@ def _git(
             check=False,
         )
     except FileNotFoundError:
-        raise _error("git is not installed", "install git and put it on PATH") from None
+        raise error("git is not installed", "install git and put it on PATH") from None
     if done.returncode in ok:
         return done
-    message = _decode(done.stderr).strip()
+    message = decode(done.stderr).strip()
     if "not a git repository" in message or "must be run in a work tree" in message:
-        raise _error(f"not a git repository: {folder}", "run inside a repository, or git init")
+        raise error(f"not a git repository: {folder}", "run inside a repository, or git init")
     if "cannot change to" in message:
-        raise _error(f"no such folder: {folder}", "check the path")
+        raise error(f"no such folder: {folder}", "check the path")
     if "dubious ownership" in message:
-        raise _error(
+        raise error(
             f"git refuses a repository owned by someone else: {folder}",
             f"git config --global --add safe.directory {folder}",
         )
-    raise _error(f"git {' '.join(args[:2])} failed in {folder}: {_reason(done.stderr)}", fix)
+    raise error(f"git {' '.join(args[:2])} failed in {folder}: {reason(done.stderr)}", fix)
 
 
-def _reason(stderr: bytes) -> str:
+def reason(stderr: bytes) -> str:
+    """The line of git's stderr that says why it failed."""
     # Progress lines ("Preparing worktree ...") come first; the cause is the fatal one.
-    lines = [line for line in _decode(stderr).splitlines() if line.strip()] or ["no message"]
+    lines = [line for line in decode(stderr).splitlines() if line.strip()] or ["no message"]
     return next((line for line in lines if line.startswith(("fatal:", "error:"))), lines[-1])
 
 
-def _out(folder: Path, *args: str) -> str:
-    return _decode(_git(folder, *args).stdout).rstrip("\n")
+def output(folder: Path, *args: str) -> str:
+    """What `run` printed, as text without its final newline."""
+    return decode(run(folder, *args).stdout).rstrip("\n")
 
 
-def _fields(raw: bytes) -> list[str]:
-    return [_decode(field) for field in raw.split(b"\0")[:-1]] if raw else []
+def fields(raw: bytes) -> list[str]:
+    """The fields of git's NUL-terminated (-z) output."""
+    return [decode(field) for field in raw.split(b"\0")[:-1]] if raw else []
 
 
 def find_repo(path: Path) -> Path:
     """The top folder of the working tree that holds `path` (a file or a folder)."""
     if not path.exists():
-        raise _error(f"no such file or folder: {path}", "check the path")
+        raise error(f"no such file or folder: {path}", "check the path")
     folder = path if path.is_dir() else path.parent
-    return Path(_out(folder, "rev-parse", "--show-toplevel"))
+    return Path(output(folder, "rev-parse", "--show-toplevel"))
 
 
 def has_commits(repo: Path) -> bool:
-    done = _git(repo, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", ok=(0, 1))
+    done = run(repo, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", ok=(0, 1))
     return done.returncode == 0
 
 
@@ -161,29 +168,29 @@ def resolve(repo: Path, ref: str) -> str:
         return ref
     if ref and not ref.startswith("-"):
         verify = ["rev-parse", "--verify", "--quiet", "--end-of-options"]
-        done = _git(repo, *verify, f"{ref}^{{commit}}", ok=(0, 1))
+        done = run(repo, *verify, f"{ref}^{{commit}}", ok=(0, 1))
         if done.returncode == 0:
-            full = _decode(done.stdout).strip()
+            full = decode(done.stdout).strip()
             if full == ref:  # a commit's own sha (a tag's sha resolves to another)
                 _KNOWN_COMMITS.add((str(repo), ref))
             return full
     if not has_commits(repo):
-        raise _error(f"the repository has no commits yet: {repo}", "make a first commit")
-    raise _error(f"no commit named {ref!r} in {repo}", "give a branch, tag or commit sha")
+        raise error(f"the repository has no commits yet: {repo}", "make a first commit")
+    raise error(f"no commit named {ref!r} in {repo}", "give a branch, tag or commit sha")
 
 
 def dirty_paths(repo: Path) -> list[str]:
     """Modified, staged and untracked paths (not ignored ones), both sides of a rename."""
-    raw = _git(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all").stdout
-    fields = _fields(raw)
+    raw = run(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all").stdout
+    entries = fields(raw)
     paths: set[str] = set()
     i = 0
-    while i < len(fields):
-        entry = fields[i]
+    while i < len(entries):
+        entry = entries[i]
         paths.add(entry[3:])
         if entry[0] in "RC":  # the original path follows as its own field
             i += 1
-            paths.add(fields[i])
+            paths.add(entries[i])
         i += 1
     return sorted(paths)
 
@@ -191,7 +198,7 @@ def dirty_paths(repo: Path) -> list[str]:
 @functools.lru_cache(maxsize=16)
 def common_dir(repo: Path) -> Path:
     """The repository's own .git folder, which its worktrees share (it never moves)."""
-    common = Path(_out(repo, "rev-parse", "--git-common-dir"))
+    common = Path(output(repo, "rev-parse", "--git-common-dir"))
     return (common if common.is_absolute() else repo / common).resolve()
 
 
@@ -205,8 +212,8 @@ def _identity(role: str, config: dict[str, str]) -> tuple[str, str]:
 
 def _user_config(repo: Path) -> dict[str, str]:
     """user.name and user.email in one git process."""
-    done = _git(repo, "config", "--get-regexp", r"^user\.(name|email)$", ok=(0, 1))
-    pairs = (line.partition(" ") for line in _decode(done.stdout).splitlines())
+    done = run(repo, "config", "--get-regexp", r"^user\.(name|email)$", ok=(0, 1))
+    pairs = (line.partition(" ") for line in decode(done.stdout).splitlines())
     return {key: value.strip() for key, _, value in pairs if value.strip()}
 
 
@@ -224,23 +231,23 @@ def commit_tree(repo: Path, tree: str, base: str, message: str) -> str:
     text = message if message.endswith("\n") else message + "\n"
     # --no-gpg-sign: a signing prompt would hang an unattended run.
     commit = ["commit-tree", "--no-gpg-sign", tree, "-p", base, "-F", "-"]
-    done = _git(repo, *commit, stdin=text.encode(), env=env)
-    return _decode(done.stdout).strip()
+    done = run(repo, *commit, stdin=text.encode(), env=env)
+    return decode(done.stdout).strip()
 
 
 def is_ancestor(repo: Path, ancestor: str, descendant: str) -> bool:
     older, newer = resolve(repo, ancestor), resolve(repo, descendant)
-    return _git(repo, "merge-base", "--is-ancestor", older, newer, ok=(0, 1)).returncode == 0
+    return run(repo, "merge-base", "--is-ancestor", older, newer, ok=(0, 1)).returncode == 0
 
 
 def tree_of(repo: Path, sha: str) -> str:
-    return _out(repo, "rev-parse", "--verify", f"{resolve(repo, sha)}^{{tree}}")
+    return output(repo, "rev-parse", "--verify", f"{resolve(repo, sha)}^{{tree}}")
 
 
 def rev_count(repo: Path, base: str, head: str) -> int:
     """How many commits `head` has that `base` does not."""
     span = f"{resolve(repo, base)}..{resolve(repo, head)}"
-    return int(_out(repo, "rev-list", "--count", span))
+    return int(output(repo, "rev-list", "--count", span))
 
 
 def tree_modes(repo: Path, rev: str, paths: list[str]) -> dict[str, str]:
@@ -251,9 +258,9 @@ def tree_modes(repo: Path, rev: str, paths: list[str]) -> dict[str, str]:
     if not paths:
         return {}
     args = ["ls-tree", "-z", "--full-tree", resolve(repo, rev), "--", *paths]
-    done = _git(repo, *args, env={"GIT_LITERAL_PATHSPECS": "1"})
+    done = run(repo, *args, env={"GIT_LITERAL_PATHSPECS": "1"})
     modes = {}
-    for entry in _fields(done.stdout):
+    for entry in fields(done.stdout):
         meta, _, path = entry.partition("\t")
         modes[path] = meta.split(" ", 1)[0]
     return modes

@@ -7,34 +7,33 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from taskhand.workspace import worktrees
-from taskhand.workspace.git import _decode, _error, _git, common_dir, resolve
+from taskhand.workspace import git, worktrees
 
 
 def current_branch(repo: Path) -> str | None:
     """The checked-out branch, or None on a detached HEAD."""
-    done = _git(repo, "symbolic-ref", "--quiet", "HEAD", ok=(0, 1))
+    done = git.run(repo, "symbolic-ref", "--quiet", "HEAD", ok=(0, 1))
     if done.returncode != 0:
         return None
-    return _decode(done.stdout).strip().removeprefix("refs/heads/")
+    return git.decode(done.stdout).strip().removeprefix("refs/heads/")
 
 
 def _branch_ref(repo: Path, name: str) -> str:
     ref = f"refs/heads/{name}"
     if name.startswith("-") or not _valid_ref(repo, ref):
-        raise _error(f"invalid branch name {name!r}", "use letters, digits, '-', '_' and '/'")
+        raise git.error(f"invalid branch name {name!r}", "use letters, digits, '-', '_' and '/'")
     return ref
 
 
 @functools.lru_cache(maxsize=1024)
 def _valid_ref(repo: Path, ref: str) -> bool:
     """git's own rule for ref names, asked once per name."""
-    return _git(repo, "check-ref-format", ref, ok=(0, 1)).returncode == 0
+    return git.run(repo, "check-ref-format", ref, ok=(0, 1)).returncode == 0
 
 
 def branch_sha(repo: Path, name: str) -> str | None:
-    done = _git(repo, "rev-parse", "--verify", "--quiet", _branch_ref(repo, name), ok=(0, 1))
-    return _decode(done.stdout).strip() if done.returncode == 0 else None
+    done = git.run(repo, "rev-parse", "--verify", "--quiet", _branch_ref(repo, name), ok=(0, 1))
+    return git.decode(done.stdout).strip() if done.returncode == 0 else None
 
 
 def branch_shas(repo: Path, names: list[str]) -> dict[str, str]:
@@ -45,7 +44,7 @@ def branch_shas(repo: Path, names: list[str]) -> dict[str, str]:
     refs = [_branch_ref(repo, name) for name in names]
     fmt = "--format=%(objectname) %(refname)"
     found: dict[str, str] = {}
-    for line in _decode(_git(repo, "for-each-ref", fmt, *refs).stdout).splitlines():
+    for line in git.decode(git.run(repo, "for-each-ref", fmt, *refs).stdout).splitlines():
         sha, _, ref = line.partition(" ")
         if ref in refs:  # a pattern also matches the refs below it: keep exact names only
             found[ref.removeprefix("refs/heads/")] = sha
@@ -54,16 +53,16 @@ def branch_shas(repo: Path, names: list[str]) -> dict[str, str]:
 
 def create_branch(repo: Path, name: str, sha: str) -> None:
     """Create branch `name` at `sha`; nothing to do when it is already there."""
-    ref, full = _branch_ref(repo, name), resolve(repo, sha)
+    ref, full = _branch_ref(repo, name), git.resolve(repo, sha)
     existing = branch_sha(repo, name)
     if existing is None:
         # An empty old value makes the creation fail if someone created it meanwhile.
-        done = _git(repo, "update-ref", ref, full, "", ok=(0, 128))
+        done = git.run(repo, "update-ref", ref, full, "", ok=(0, 128))
         if done.returncode == 0:
             return
         existing = branch_sha(repo, name)
     if existing != full:
-        raise _error(
+        raise git.error(
             f"branch {name!r} already exists at {str(existing)[:12]}, not {full[:12]}",
             "delete that branch or choose another name",
         )
@@ -71,13 +70,17 @@ def create_branch(repo: Path, name: str, sha: str) -> None:
 
 def move_branch(repo: Path, name: str, new: str, old: str) -> None:
     """Point branch `name` at `new`, only if it still points at `old`."""
-    ref, full_new, full_old = _branch_ref(repo, name), resolve(repo, new), resolve(repo, old)
-    if _git(repo, "update-ref", ref, full_new, full_old, ok=(0, 128)).returncode == 0:
+    ref, full_new, full_old = (
+        _branch_ref(repo, name),
+        git.resolve(repo, new),
+        git.resolve(repo, old),
+    )
+    if git.run(repo, "update-ref", ref, full_new, full_old, ok=(0, 128)).returncode == 0:
         return
     now = branch_sha(repo, name)
     if now is None:
-        raise _error(f"branch {name!r} does not exist", "create it first")
-    raise _error(
+        raise git.error(f"branch {name!r} does not exist", "create it first")
+    raise git.error(
         f"branch {name!r} is at {now[:12]}, not {full_old[:12]}",
         "it moved meanwhile; read it again and retry",
     )
@@ -89,12 +92,12 @@ def delete_branch(repo: Path, name: str, expected: str = "") -> None:
     ref = _branch_ref(repo, name)
     for tree in worktrees.listed(repo):
         if tree.branch == name:
-            raise _error(
+            raise git.error(
                 f"branch {name!r} is checked out in {tree.path}", "remove that worktree first"
             )
     old = [expected] if expected else []
-    if _git(repo, "update-ref", "-d", ref, *old, ok=(0, 128)).returncode != 0:
-        raise _error(f"branch {name!r} moved meanwhile", "run the command again")
+    if git.run(repo, "update-ref", "-d", ref, *old, ok=(0, 128)).returncode != 0:
+        raise git.error(f"branch {name!r} moved meanwhile", "run the command again")
 
 
 def clear_ref_locks(repo: Path, branches: list[str]) -> list[str]:
@@ -103,7 +106,7 @@ def clear_ref_locks(repo: Path, branches: list[str]) -> list[str]:
     Only for branches the caller owns exclusively (the runner holds the plan's lock): a lock
     file there can only be left over from a git process that died mid-update.
     """
-    folder = common_dir(repo)
+    folder = git.common_dir(repo)
     removed = []
     for branch in branches:
         stale = folder / "refs" / "heads" / f"{branch}.lock"

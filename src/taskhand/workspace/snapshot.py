@@ -11,7 +11,7 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-# git's helpers are called through the module, so a wrapper on git._git (the benchmark's
+# git's helpers are called through the module, so a wrapper on git.run (the benchmark's
 # counter of git processes) sees these calls too.
 from taskhand.workspace import git, refs
 
@@ -23,17 +23,17 @@ def snapshot(repo: Path, content: bool = True) -> dict[str, object]:
     bytes: the kernel moves a file's ctime on every write, so this catches any change to the
     file as surely, at the cost of a stat instead of a read (it matters on large trees).
     """
-    head = git._git(repo, "rev-parse", "--verify", "--quiet", "HEAD", ok=(0, 1))
+    head = git.run(repo, "rev-parse", "--verify", "--quiet", "HEAD", ok=(0, 1))
     # Status first: it may refresh the index's stat data, which must not read as a change.
-    status = git._out(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all")
-    index = Path(git._out(repo, "rev-parse", "--git-path", "index"))
+    status = git.output(repo, "status", "--porcelain=v1", "-z", "--untracked-files=all")
+    index = Path(git.output(repo, "rev-parse", "--git-path", "index"))
     index = index if index.is_absolute() else repo / index
     return {
-        "head": git._decode(head.stdout).strip() or None,
+        "head": git.decode(head.stdout).strip() or None,
         "branch": refs.current_branch(repo),
-        "index": git._out(repo, "ls-files", "-s", "-z"),
+        "index": git.output(repo, "ls-files", "-s", "-z"),
         "index_hash": _file_digest(index) if index.exists() else None,
-        "stash": git._out(repo, "stash", "list"),
+        "stash": git.output(repo, "stash", "list"),
         "status": status,
         "files": tree_digests(repo, content),
     }

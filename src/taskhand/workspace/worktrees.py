@@ -8,7 +8,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from taskhand.workspace.git import _error, _fields, _git, _reason
+from taskhand.workspace import git
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ def listed(repo: Path) -> list[Worktree]:
     """Every checkout of the repository, the main one first; bare entries are left out."""
     found: list[Worktree] = []
     record: dict[str, str] = {}
-    for field in [*_fields(_git(repo, "worktree", "list", "--porcelain", "-z").stdout), ""]:
+    for field in [*git.fields(git.run(repo, "worktree", "list", "--porcelain", "-z").stdout), ""]:
         if field:
             key, _, value = field.partition(" ")
             record[key] = value
@@ -58,16 +58,16 @@ def remove(repo: Path, path: Path, locked_too: bool = False) -> None:
     # folder was deleted by hand. Prune is only the fallback, since it also forgets other
     # worktrees whose folders are missing (say, on an unmounted drive).
     force = ["--force", "--force"] if locked_too else ["--force"]
-    done = _git(repo, "worktree", "remove", *force, "--", str(path.resolve()), ok=(0, 128))
+    done = git.run(repo, "worktree", "remove", *force, "--", str(path.resolve()), ok=(0, 128))
     if done.returncode == 0:
         return
     if path.exists() and locked_too:
         # git will not remove a worktree whose .git was rewritten; the folder is ours.
         shutil.rmtree(path, ignore_errors=True)
     if not path.exists():
-        _git(repo, "worktree", "prune")
+        git.run(repo, "worktree", "prune")
     if _registered(repo, path) is not None:
-        raise _error(
-            f"cannot remove worktree {path}: {_reason(done.stderr)}",
+        raise git.error(
+            f"cannot remove worktree {path}: {git.reason(done.stderr)}",
             f"git worktree unlock {path}, then try again",
         )
