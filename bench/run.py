@@ -74,8 +74,8 @@ except ImportError:  # run without the package installed: use the source tree
 from taskhand import config as runconfig
 from taskhand.agents.replay import ReplayAgent
 from taskhand.run import launch
+from taskhand.state.events import Event
 from taskhand.state.paths import StateDir
-from taskhand.state.records import Event
 from taskhand.state.store import Store
 from taskhand.unit import Outcome, Unit
 from taskhand.workspace import git as taskhand_git

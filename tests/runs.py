@@ -13,7 +13,7 @@ from taskhand import config as runconfig
 from taskhand.pipeline.stages import DEFAULT
 from taskhand.pipeline.work import Stage
 from taskhand.run import launch
-from taskhand.state.records import Event
+from taskhand.state.events import Event
 
 GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"]
 

@@ -12,8 +12,8 @@ from taskhand.pipeline.integrate import integrate
 from taskhand.pipeline.review import review
 from taskhand.pipeline.stages import DEFAULT
 from taskhand.pipeline.work import Ended, Work
+from taskhand.state.ledger import Entry
 from taskhand.state.paths import StateDir
-from taskhand.state.records import Entry
 from taskhand.state.store import Store
 from taskhand.workspace import diffs
 from tests.run.test_review import plan_repo

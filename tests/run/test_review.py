@@ -11,8 +11,9 @@ import pytest
 
 from taskhand import settings
 from taskhand.plan.model import Status
+from taskhand.state.ledger import LedgerEntry
 from taskhand.state.paths import StateDir
-from taskhand.state.records import LedgerEntry, UnitRow
+from taskhand.state.records import UnitRow
 from taskhand.state.store import Store
 from tests.conftest import RunCli
 from tests.fakes.scripted_openai import ScriptedOpenAI, reply, tool_call
@@ -116,11 +117,11 @@ def test_a_rejected_candidate_goes_back_with_the_verdict_and_the_fix_is_accepted
 
     units, ledger = units_and_ledger(repo, "T-001")
     assert [(e.iteration, e.outcome) for e in ledger] == [(1, "rejected"), (2, "accepted")]
-    assert ledger[0].verdicts == [{"lens": "general", **REJECT}]
+    assert [v.as_json() for v in ledger[0].verdicts] == [{"lens": "general", **REJECT}]
     assert ledger[0].diff_summary == "1 file changed (+2 -0): wc.py"
-    assert ledger[0].report["resolution"] == "Added count()."
-    assert [g["name"] for g in ledger[0].gates] == ["command", "whitespace", "scope"]
-    assert ledger[1].verdicts[0]["verdict"] == "accept"
+    assert ledger[0].case is not None and ledger[0].case.resolution == "Added count()."
+    assert [g.name for g in ledger[0].gates] == ["command", "whitespace", "scope"]
+    assert ledger[1].verdicts[0].accepted
     assert [u.role for u in units] == ["implementer", "evaluator"] * 2
     for unit, body in zip(units, (bodies[0], bodies[2], bodies[3], bodies[5]), strict=True):
         size = len(user_message(body).encode())
@@ -213,8 +214,8 @@ def test_an_empty_change_is_rejected_without_a_reviewer(tmp_path: Path) -> None:
     units, ledger = units_and_ledger(repo, "T-001")
     assert [u.role for u in units] == ["implementer", "implementer", "evaluator"]
     assert [e.outcome for e in ledger] == ["no_changes", "accepted"]
-    assert ledger[0].verdicts[0]["category"] == "acceptance_gap"
-    assert "no work was performed" in ledger[0].verdicts[0]["concern"]
+    assert ledger[0].verdicts[0].category == "acceptance_gap"
+    assert "no work was performed" in ledger[0].verdicts[0].concern
     assert "no work was performed" in prompt_of(units[1])
 
 
@@ -252,7 +253,7 @@ def test_a_campaign_runs_each_lens_in_its_own_copy_and_blocking_findings_go_back
     copies = [Path(c).name for c in (tmp_path / "where").read_text().split()]
     assert copies == ["review-correctness", "review-security"] * 2  # a copy per lens
     units, ledger = units_and_ledger(repo, "T-001")
-    assert [[v["lens"] for v in e.verdicts] for e in ledger] == [["correctness", "security"]] * 2
+    assert [[v.lens for v in e.verdicts] for e in ledger] == [["correctness", "security"]] * 2
     assert [u.lens for u in units] == ["", "correctness", "security", "", "correctness", "security"]
     assert "Focus on security" in prompt_of(units[2]) and "Focus on security" not in prompt_of(
         units[1]

@@ -32,7 +32,7 @@ from typing import Any
 
 from taskhand import config as runconfig
 from taskhand.run import launch
-from taskhand.state.records import Event
+from taskhand.state.events import Event
 
 
 def die() -> None:

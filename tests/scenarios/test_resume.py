@@ -33,8 +33,9 @@ from taskhand import demo
 from taskhand.plan.model import Status
 from taskhand.plan.validate import validate
 from taskhand.run import launch
+from taskhand.state.events import Event
 from taskhand.state.paths import StateDir
-from taskhand.state.records import Event, Run
+from taskhand.state.records import Run
 from taskhand.state.store import Store
 from taskhand.workspace import git, worktrees
 from taskhand.workspace.snapshot import snapshot

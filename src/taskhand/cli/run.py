@@ -6,7 +6,6 @@ import contextlib
 import shlex
 import sys
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -18,18 +17,21 @@ from taskhand import config as runconfig
 from taskhand import demo, settings
 from taskhand.host import interrupts
 from taskhand.plan import formats
+from taskhand.plan.model import Status
 from taskhand.run import clean, feedback, launch
 from taskhand.state.paths import StateDir
-from taskhand.state.records import Run
+from taskhand.state.records import Run, RunStatus
 from taskhand.state.store import Store
 from taskhand.text import dumps, printable
-from taskhand.unit import LENSES
+from taskhand.unit import LENSES, Role
+from taskhand.views import ledger as ledger_view
 from taskhand.views import progress as watch
+from taskhand.views import stats as stats_view
 from taskhand.views.terminal import echo, rich_text
 from taskhand.workspace import git
 
 T = TypeVar("T")
-EXIT_CODES = {"completed": 0, "failed": 1}
+EXIT_CODES = {RunStatus.COMPLETED: 0, RunStatus.FAILED: 1}
 EXIT_UNFINISHED = 3
 
 REPO = click.option(
@@ -82,7 +84,7 @@ def _report(summary: runconfig.Summary, as_json: bool) -> None:
         return
     with watch.reader_may_leave():
         echo(f"\nrun {summary.run_id}: {summary.status} ({printable(summary.message)})")
-        if summary.status != "completed":
+        if summary.status != RunStatus.COMPLETED:
             for line in feedback.left_for_a_person(summary.repo, summary.run_id):
                 echo(printable(line))
         echo(f"result branch: {summary.run_branch} in {summary.repo}")
@@ -91,7 +93,7 @@ def _report(summary: runconfig.Summary, as_json: bool) -> None:
 
 
 def _finish(summary: runconfig.Summary) -> None:
-    sys.exit(EXIT_CODES.get(summary.status, EXIT_UNFINISHED))
+    sys.exit(EXIT_CODES.get(RunStatus(summary.status), EXIT_UNFINISHED))
 
 
 @click.command()
@@ -189,7 +191,7 @@ def run(
         task_dollars=task_dollars,
         run_dollars=run_dollars,
     )
-    reviewer = routes.roles.get("evaluator")
+    reviewer = routes.roles.get(Role.EVALUATOR)
     config = runconfig.RunConfig(
         routes.run.agent,
         routes.run.model,
@@ -276,10 +278,11 @@ def runs(repo: Path | None, as_json: bool) -> None:
         rows: list[dict[str, Any]] = []
         for item in store.runs():
             states = store.task_states(item.id)
-            done = sum(1 for s in states.values() if s.status == "DONE")
+            done = sum(1 for s in states.values() if s.status is Status.DONE)
             status, reason = item.status, item.reason
             if launch.process_gone(state, item):
-                status, reason = "interrupted", f"its process is gone; taskhand resume {item.id}"
+                status = RunStatus.INTERRUPTED
+                reason = f"its process is gone; taskhand resume {item.id}"
             rows.append(
                 {
                     "id": item.id,
@@ -316,34 +319,7 @@ def stats(run_id: str | None, repo: Path | None, as_json: bool) -> None:
     if as_json:
         click.echo(_json({"run": found.id, **figures.as_json()}))
         return
-    table = Table(
-        "task",
-        "units",
-        "reviews",
-        "prompt KB",
-        "agent s",
-        "tokens in",
-        "tokens out",
-        "cached",
-        "dollars",
-        title=rich_text(f"run {found.id}"),
-        box=None,
-    )
-    for row in [*figures.tasks, figures.total]:
-        dollars = f"{row.cost:.4f}" + (" (est.)" if row.estimated else "")
-        cells = (
-            row.task_id,
-            row.units,
-            row.reviews,
-            f"{row.prompt_bytes / 1024:.1f}",
-            f"{row.seconds:.1f}",
-            row.tokens_in,
-            row.tokens_out,
-            row.tokens_cached,
-            dollars,
-        )
-        table.add_row(*map(rich_text, cells))
-    _console().print(table)
+    _console().print(stats_view.table(found.id, figures))
 
 
 @click.command()
@@ -358,33 +334,12 @@ def ledger(task_id: str | None, run_id: str | None, repo: Path | None, as_json: 
         found = _pick(store, run_id)
         entries = store.ledger(found.id, task_id)
     if as_json:
-        click.echo(_json({"run": found.id, "entries": [asdict(e) for e in entries]}))
+        click.echo(_json({"run": found.id, "entries": [e.as_json() for e in entries]}))
         return
     if not entries:
         echo(f"run {found.id}: no attempt of {task_id or 'any task'} has ended yet")
-    for entry in entries:
-        headline = entry.summary.strip().splitlines()[0] if entry.summary.strip() else ""
-        echo(f"{entry.task_id} attempt {entry.iteration}: {entry.outcome}: {headline}")
-        if entry.diff_summary:
-            echo(f"  change: {entry.diff_summary}")
-        for gate in entry.gates:
-            if not gate.get("ok"):
-                echo(f"  check {gate.get('name')} failed: {_indented(gate.get('detail', ''))}")
-        for verdict in entry.verdicts:
-            words = verdict.get("verdict", "")
-            if verdict.get("category"):
-                words += f" as {verdict['category']}"
-            concern = _indented(verdict.get("concern"))
-            echo(f"  {verdict.get('lens', 'general')} review: {words}: {concern}")
-            if verdict.get("evidence"):
-                echo(f"    evidence: {', '.join(map(str, verdict['evidence']))}")
-            if verdict.get("next_step"):
-                echo(f"    next step: {_indented(verdict['next_step'])}")
-
-
-def _indented(text: object) -> str:
-    """Later lines of a field indented, so a field's text cannot pass for a ledger line."""
-    return str(text).replace("\n", "\n    ")
+    for line in ledger_view.lines(entries):
+        echo(line)
 
 
 @click.command(name="clean")

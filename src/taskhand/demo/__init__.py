@@ -15,6 +15,7 @@ from pathlib import Path
 
 from taskhand import config as runconfig
 from taskhand.run import launch
+from taskhand.state.records import RunStatus
 from taskhand.views import progress as watch
 
 GIT_ENV_ARGS = ["-c", "user.name=taskhand demo", "-c", "user.email=demo@taskhand.invalid"]
@@ -81,4 +82,4 @@ def main(folder: Path | None = None) -> int:
     print(f"  {command} stats {summary.run_id}")
     print(f"  {command} runs")
     print(f"  state: {summary.state}")
-    return 0 if summary.status == "completed" else 1
+    return 0 if summary.status == RunStatus.COMPLETED else 1

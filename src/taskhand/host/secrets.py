@@ -11,7 +11,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 from urllib.parse import unquote
 
 # TOKEN but not TOKENS, so limits such as MAX_TOKENS stay visible; AUTH but not AUTHOR, so
@@ -219,3 +219,19 @@ def _pattern(secrets: Sequence[str]) -> re.Pattern[str] | None:
     # longer secret that contains a shorter one, or match across an earlier "[redacted]".
     values = sorted({s for s in secrets if s}, key=len, reverse=True)
     return re.compile("|".join(map(re.escape, values))) if values else None
+
+
+def strip_secrets(value: Any) -> Any:
+    """`value` without any mapping key that names a secret, and with secret-shaped text
+    scrubbed from its strings."""
+    if isinstance(value, dict):
+        return {
+            k: strip_secrets(v)
+            for k, v in value.items()
+            if not (isinstance(k, str) and is_secret_name(k))
+        }
+    if isinstance(value, list):
+        return [strip_secrets(v) for v in value]
+    if isinstance(value, str):
+        return scrub_shapes(value)
+    return value

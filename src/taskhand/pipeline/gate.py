@@ -9,7 +9,7 @@ from dataclasses import replace
 from taskhand.gates import GateResult, run_gates
 from taskhand.pipeline.harness import Harness, case_json, workspace_relative
 from taskhand.pipeline.work import Ended, Work
-from taskhand.state.records import Entry
+from taskhand.state.ledger import Entry
 from taskhand.workspace import diffs
 
 

@@ -21,8 +21,10 @@ from taskhand.host.secrets import Redactor
 from taskhand.pipeline.guard import Guard
 from taskhand.pipeline.work import Ended
 from taskhand.plan.model import Plan, Status, Task
+from taskhand.state.events import Event
+from taskhand.state.ledger import Entry
 from taskhand.state.paths import StateDir
-from taskhand.state.records import Attempt, Entry, Event, Run
+from taskhand.state.records import Attempt, Run
 from taskhand.state.status import StatusBook
 from taskhand.state.store import Store
 from taskhand.unit import Outcome, Role, Sandbox, Unit, Verdict

@@ -11,7 +11,7 @@ from taskhand import prompts, workspace
 from taskhand.pipeline.harness import Harness, verdict_json
 from taskhand.pipeline.work import Ended, Work
 from taskhand.plan.model import Status
-from taskhand.state.records import Entry
+from taskhand.state.ledger import Entry
 from taskhand.unit import Case, Outcome, Role, Verdict
 
 # An empty change is rejected by the harness itself: there is nothing for a reviewer to read.

@@ -10,7 +10,7 @@ from taskhand.pipeline.gate import gates
 from taskhand.pipeline.harness import Harness, case_json
 from taskhand.pipeline.work import Ended, Work
 from taskhand.plan.model import Status
-from taskhand.state.records import Entry
+from taskhand.state.ledger import Entry
 from taskhand.workspace import diffs, refs
 
 

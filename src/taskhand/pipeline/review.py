@@ -14,7 +14,7 @@ from taskhand.pipeline.gate import gates
 from taskhand.pipeline.harness import Harness, case_json, verdict_json
 from taskhand.pipeline.work import Ended, Work
 from taskhand.plan.model import Status
-from taskhand.state.records import Entry
+from taskhand.state.ledger import Entry
 from taskhand.unit import Case, Role, Verdict
 from taskhand.workspace import diffs
 from taskhand.workspace.review_copy import VIOLATION, disposable_copy

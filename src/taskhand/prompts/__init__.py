@@ -16,7 +16,7 @@ from string import Template
 from taskhand.config import PromptCaps
 from taskhand.gates import GateResult
 from taskhand.plan.model import Exchange, Plan, Status, Task
-from taskhand.state.records import LedgerEntry
+from taskhand.state.ledger import LedgerEntry, LedgerOutcome
 from taskhand.unit import CaseReport
 from taskhand.workspace.diffs import Change
 
@@ -36,6 +36,15 @@ LENS_FOCUS = {
     "changes that fit the project's structure and conventions.",
     "documentation": "Focus on documentation: are user-visible changes described where users "
     "look (README, docs, help text), and accurately?",
+}
+
+
+# How an earlier attempt's outcome reads in a prompt; the others read as their summary says.
+OUTCOME_WORDS = {
+    LedgerOutcome.ACCEPTED: LedgerOutcome.ACCEPTED.value,
+    LedgerOutcome.REJECTED: "rejected by the reviewer",
+    LedgerOutcome.CHECKS_FAILED: "the checks failed",
+    LedgerOutcome.NO_CHANGES: "it changed no files",
 }
 
 
@@ -228,29 +237,19 @@ def _ledger(entries: list[LedgerEntry], title: str, guide: str) -> str:
     lines = [f"\n{title}\n", guide, ""]
     for n, entry in enumerate(entries, start=1):
         lines.append(f"{n}. Attempt {entry.iteration}: {_outcome(entry)}")
-        for verdict in entry.verdicts:
-            if verdict.get("verdict") != "reject":
-                continue
-            lens = verdict.get("lens") or "general"
-            who = "" if lens == "general" else f" ({lens} review)"
-            lines.append(f"   Rejected{who} as {verdict.get('category')}: {verdict.get('concern')}")
-            if verdict.get("evidence"):
-                lines.append(f"   Evidence: {', '.join(verdict['evidence'])}")
-            lines.append(f"   Next step: {verdict.get('next_step')}")
-        for gate in entry.gates:
-            if not gate.get("ok"):
-                detail = "\n     ".join(str(gate.get("detail", "")).splitlines())
-                lines.append(f"   Check {gate.get('name')} failed: {detail}")
+        for verdict in entry.rejections:
+            who = "" if verdict.lens == "general" else f" ({verdict.lens} review)"
+            lines.append(f"   Rejected{who} as {verdict.category}: {verdict.concern}")
+            if verdict.evidence:
+                lines.append(f"   Evidence: {', '.join(verdict.evidence)}")
+            lines.append(f"   Next step: {verdict.next_step}")
+        for check in entry.failed_checks:
+            detail = "\n     ".join(check.detail.splitlines())
+            lines.append(f"   Check {check.name} failed: {detail}")
         if entry.diff_summary:
             lines.append(f"   Change then: {entry.diff_summary}")
     return "\n".join(lines) + "\n"
 
 
 def _outcome(entry: LedgerEntry) -> str:
-    words = {
-        "accepted": "accepted",
-        "rejected": "rejected by the reviewer",
-        "checks_failed": "the checks failed",
-        "no_changes": "it changed no files",
-    }
-    return words.get(entry.outcome, entry.summary)
+    return OUTCOME_WORDS.get(entry.outcome, entry.summary)

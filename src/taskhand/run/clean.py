@@ -15,7 +15,7 @@ from pathlib import Path
 from taskhand import workspace
 from taskhand.state import lock
 from taskhand.state.paths import StateDir
-from taskhand.state.records import Run
+from taskhand.state.records import Run, RunStatus
 from taskhand.state.store import Store
 from taskhand.workspace import git, refs, worktrees
 
@@ -35,7 +35,7 @@ def claimed(state: StateDir, run: Run) -> Iterator[None]:
     """A run recorded as running is cleaned only while this process holds its plan's lock: a
     live run is refused (LockedError names its process), and a dead one, killed before it
     could say so, cannot be resumed halfway through."""
-    if run.status != "running":
+    if run.status is not RunStatus.RUNNING:
         yield
         return
     plan = Path(run.plan_path)

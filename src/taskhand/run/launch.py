@@ -20,8 +20,9 @@ from taskhand.pipeline.work import Stage
 from taskhand.plan.model import Plan, Status
 from taskhand.run.loop import Listener, Runner, load
 from taskhand.state import lock
+from taskhand.state.events import Event, EventKind
 from taskhand.state.paths import StateDir
-from taskhand.state.records import Event, Run
+from taskhand.state.records import Run, RunStatus
 from taskhand.state.status import StatusBook
 from taskhand.state.store import Store
 from taskhand.unit import Sandbox
@@ -102,11 +103,11 @@ def start(
         _interruptible(store, listener) as current,
     ):
         previous = store.latest_run(str(plan.root.resolve()))
-        if previous is not None and previous.status != "completed" and not new:
+        if previous is not None and previous.status is not RunStatus.COMPLETED and not new:
             _settle_dead(store, plan.root, previous.id)
             run = current.run = previous
-            store.set_run_status(run.id, "running")
-            listener(store.event(run.id, "run_resumed", plan=str(plan.root)))
+            store.set_run_status(run.id, RunStatus.RUNNING)
+            listener(store.event(run.id, EventKind.RUN_RESUMED, plan=str(plan.root)))
         else:
             _settle_dead(store, plan.root)
             run = store.create_run(
@@ -119,7 +120,7 @@ def start(
             refs.create_branch(root, run.run_branch, base)
             started = store.event(
                 run.id,
-                "run_started",
+                EventKind.RUN_STARTED,
                 plan=str(plan.root),
                 base=base,
                 branch=run.run_branch,
@@ -127,7 +128,7 @@ def start(
             )
             listener(started)
         if warning:
-            listener(store.event(run.id, "warning", message=warning))
+            listener(store.event(run.id, EventKind.WARNING, message=warning))
         runner = Runner(store, state, run, agent, config, _heeding(listener), box, pipeline)
         return runner.execute()
 
@@ -139,7 +140,7 @@ def _completed(plan: Plan, state: StateDir) -> Run | None:
         return None
     with Store.open(state.database) as store:
         run = store.latest_run(str(plan.root.resolve()))
-        if run is None or run.status != "completed":
+        if run is None or run.status is not RunStatus.COMPLETED:
             return None
         statuses = StatusBook(plan, store, run.id).statuses()
     return run if all(s is Status.DONE for s in statuses.values()) else None
@@ -171,10 +172,10 @@ def resume(
     ):
         current.run = run
         _settle_dead(store, plan_root, run.id)
-        store.set_run_status(run.id, "running")
-        listener(store.event(run.id, "run_resumed", plan=run.plan_path))
+        store.set_run_status(run.id, RunStatus.RUNNING)
+        listener(store.event(run.id, EventKind.RUN_RESUMED, plan=run.plan_path))
         if warning:
-            listener(store.event(run.id, "warning", message=warning))
+            listener(store.event(run.id, EventKind.WARNING, message=warning))
         runner = Runner(store, state, run, agent, config, _heeding(listener), box, pipeline)
         return runner.execute()
 
@@ -182,7 +183,7 @@ def resume(
 def process_gone(state: StateDir, run: Run) -> bool:
     """Whether a run recorded as running has lost its process (killed, even with SIGKILL, or
     the machine went down): then no process holds its plan's lock."""
-    return run.status == "running" and lock.holder(state.lock(Path(run.plan_path))) is None
+    return run.status is RunStatus.RUNNING and lock.holder(state.lock(Path(run.plan_path))) is None
 
 
 def _settle_dead(store: Store, plan_root: Path, keep: str | None = None) -> None:
@@ -190,7 +191,7 @@ def _settle_dead(store: Store, plan_root: Path, keep: str | None = None) -> None
     running has lost its process: record it as interrupted, so that status tells the truth."""
     plan_path = str(plan_root.resolve())
     for run in store.runs():
-        if run.plan_path == plan_path and run.status == "running" and run.id != keep:
+        if run.plan_path == plan_path and run.status is RunStatus.RUNNING and run.id != keep:
             store.interrupt_run(run.id, f"its process was gone; taskhand resume {run.id}")
 
 
@@ -231,9 +232,10 @@ def _interruptible(store: Store, listener: Listener) -> Iterator[_Current]:
         name = interrupts.Interrupted(signum).name
         opened = store.interrupt_run(run.id, f"stopped by {name}; taskhand resume {run.id}")
         events = [
-            store.event(run.id, "attempt_interrupted", a.task_id, attempt=a.number) for a in opened
+            store.event(run.id, EventKind.ATTEMPT_INTERRUPTED, a.task_id, attempt=a.number)
+            for a in opened
         ]
-        events.append(store.event(run.id, "run_interrupted", signal=name))
+        events.append(store.event(run.id, EventKind.RUN_INTERRUPTED, signal=name))
         with contextlib.suppress(Exception):  # the terminal may be gone (SIGHUP)
             for event in events:
                 listener(event)

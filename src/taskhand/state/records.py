@@ -1,15 +1,45 @@
-"""The rows of the state store as plain data: runs, task states, attempts, units, gates, events.
+"""The rows of the state store as plain data: runs, task states, attempts, units, gates, events,
+and the words their status columns hold.
 
 Readers of the store (the runner, the CLI, exports) work with these; only `store` writes them.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from taskhand.plan.model import Status
-from taskhand.unit import Usage
+from taskhand.unit import Case, Role, Usage
+
+
+class RunStatus(StrEnum):
+    """Where a run stands: running, or how it ended (every end but completed resumes)."""
+
+    RUNNING = "running"
+    COMPLETED = "completed"  # every task is DONE
+    FAILED = "failed"  # no task can go on and some failed
+    WAITING = "waiting"  # no task can go on and some wait for an answer
+    STOPPED = "stopped"  # nothing is eligible, or an agent reached past its workspace
+    CAPPED = "capped"  # a run cap (time, tokens, dollars) was reached
+    INTERRUPTED = "interrupted"  # a signal stopped it, or its process was found gone
+
+
+class AttemptStatus(StrEnum):
+    """Where an attempt stands: running, or how it ended."""
+
+    RUNNING = "running"
+    PASSED = "passed"  # accepted and integrated
+    FAILED = "failed"  # its unit or its checks failed: the task may try again
+    REJECTED = "rejected"  # a reviewer rejected it: the task may try again
+    QUESTION = "question"  # the agent asked a person; the task waits
+    GAVE_UP = "gave_up"  # the agent gave up: the task fails
+    REVIEW_FAILED = "review_failed"  # no reviewer could judge it: the task fails
+    CAPPED = "capped"  # the task's budget ran out: the task fails
+    VIOLATION = "violation"  # an agent reached past its workspace: the task fails
+    PAUSED = "paused"  # a run cap stopped it before its review; a resumed run goes on with it
+    INTERRUPTED = "interrupted"  # the run stopped under it; the task's next try redoes it
 
 
 @dataclass(frozen=True)
@@ -20,7 +50,7 @@ class Run:
     repo: str
     base_sha: str
     run_branch: str
-    status: str
+    status: RunStatus
     reason: str | None
     created: str
     updated: str
@@ -47,7 +77,7 @@ class Attempt:
     branch: str
     base_sha: str
     candidate_sha: str | None
-    status: str
+    status: AttemptStatus
     reason: str | None
     started: str
     ended: str | None
@@ -59,7 +89,7 @@ class UnitRow:
     attempt_id: int
     run_id: str
     task_id: str
-    role: str
+    role: Role
     agent: str
     model: str | None
     started: str
@@ -69,7 +99,7 @@ class UnitRow:
     tokens_cached: int
     cost: float
     cost_estimated: bool
-    outcome: str | None
+    outcome: Case | None  # None while the unit runs
     transcript: str | None
     prompt_bytes: int
     prompt_tokens: int  # estimated from the prompt's bytes
@@ -92,69 +122,3 @@ class Gate:
     exit_code: int | None
     seconds: float | None
     output: str
-
-
-@dataclass(frozen=True)
-class Entry:
-    """What one attempt at a task came to, for the task's ledger.
-
-    `outcome` is accepted, rejected, checks_failed, no_changes, unit_failed, gave_up,
-    review_failed or capped; `report`
-    the worker's case, `gates` the machine checks, `verdicts` the reviewers' judgements.
-    """
-
-    outcome: str
-    summary: str
-    diff_summary: str = ""
-    report: dict[str, Any] = field(default_factory=dict)
-    gates: list[dict[str, Any]] = field(default_factory=list)
-    verdicts: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class LedgerEntry:
-    id: int
-    run_id: str
-    task_id: str
-    attempt_id: int
-    iteration: int
-    outcome: str
-    summary: str
-    diff_summary: str
-    report: dict[str, Any]
-    gates: list[dict[str, Any]]
-    verdicts: list[dict[str, Any]]
-    created: str
-
-
-@dataclass(frozen=True)
-class Event:
-    id: int
-    run_id: str
-    ts: str
-    kind: str
-    task_id: str | None
-    data: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class TaskStats:
-    task_id: str
-    units: int  # units started, finished or not
-    reviews: int  # of those, the reviewers' units
-    prompt_bytes: int  # the prompts of all those units
-    seconds: float  # agent time of finished units
-    tokens_in: int
-    tokens_out: int
-    tokens_cached: int
-    cost: float
-    estimated: bool
-
-
-@dataclass(frozen=True)
-class Stats:
-    tasks: list[TaskStats]
-    total: TaskStats
-
-    def as_json(self) -> dict[str, Any]:
-        return {"tasks": [asdict(t) for t in self.tasks], "total": asdict(self.total)}

@@ -11,15 +11,26 @@ import errno
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
 from rich.console import Console
 from rich.status import Status as Spinner
 
-from taskhand.state.records import Event
+from taskhand.state.events import (
+    AttemptStarted,
+    Event,
+    EventKind,
+    GateChecked,
+    Message,
+    UnitFinished,
+    UnitStarted,
+    decode,
+)
+from taskhand.state.ledger import VerdictNote
 from taskhand.text import dumps
+from taskhand.unit import Role
 from taskhand.views.terminal import rich_text
 
 # A pipe whose reader left, and a terminal that was closed (a hung-up SSH session).
@@ -70,14 +81,7 @@ class JsonLines:
             self.write(event)
 
     def write(self, event: Event) -> None:
-        record: dict[str, Any] = {
-            "id": event.id,
-            "ts": event.ts,
-            "kind": event.kind,
-            "task_id": event.task_id,
-            **event.data,
-        }
-        self.out.write(dumps(record) + "\n")
+        self.out.write(dumps(event.as_json()) + "\n")
         self.out.flush()
 
     def close(self) -> None:
@@ -105,53 +109,17 @@ class Progress:
                 self.refresh()
 
     def render(self, event: Event) -> str | None:
-        data, task = event.data, event.task_id
-        kind = event.kind
-        if kind == "step":
-            message = str(data["message"])
-            self.stage = message.removeprefix("TaskTrack STEP: ")
-            return message
-        if kind == "attempt_started":
-            self.task, self.attempt, self.since = task, int(data["attempt"]), time.monotonic()
-            return f"  {task}: attempt {data['attempt']}"
-        if kind == "unit_started" and data.get("role") == "evaluator":
-            self.stage = f"review ({data.get('lens') or 'general'})"
-            return None
-        if kind == "unit_finished":
-            who = "reviewer" if data.get("role") == "evaluator" else "agent"
-            return (
-                f"  {task}: {who} finished ({data['case']}) in {data['seconds']}s, "
-                f"{data['tokens_in']} tokens in, {data['tokens_out']} out"
-            )
-        if kind == "verdict":
-            lens = "" if data.get("lens") in (None, "general") else f" ({data['lens']})"
-            if data.get("verdict") == "accept":
-                return f"  {task}: reviewer{lens} accepted"
-            return f"  {task}: reviewer{lens} rejected as {data['category']}: {data['concern']}"
-        if kind == "reviewer_write_violation":
-            return (
-                f"  {task}: the {data['lens']} reviewer changed the candidate "
-                f"(reviewer_write_violation); its verdict does not count"
-            )
-        if kind == "review_failed":
-            return f"  {task}: {_first_line(data['reason'])}"
-        if kind == "gate":
-            mark = "passed" if data["ok"] else "FAILED"
-            return f"  {task}: gate {data['name']} {mark}: {_first_line(data['detail'])}"
-        if kind == "attempt_failed":
-            return f"  {task}: attempt not accepted: {_first_line(data['reason'])}"
-        if kind == "attempt_rejected":
-            return f"  {task}: attempt rejected by the reviewer"
-        if kind == "integrated":
-            return f"  {task}: integrated as {str(data['sha'])[:12]}"
-        if kind == "warning":
-            return f"warning: {data['message']}"
-        if kind in ("run_started", "run_resumed"):
-            verb = "started" if kind == "run_started" else "resumed"
-            return f"run {event.run_id} {verb}"
-        if kind == "attempt_interrupted":
-            return f"  {task}: attempt {data['attempt']} was interrupted; it will be redone"
-        return None
+        """The event's line (None: the log keeps it, but it is not shown as it passes), after
+        the status line has followed it."""
+        payload = decode(event)
+        if isinstance(payload, Message) and event.kind is EventKind.STEP:
+            self.stage = payload.message.removeprefix("TaskTrack STEP: ")
+        elif isinstance(payload, AttemptStarted):
+            self.task, self.attempt, self.since = event.task_id, payload.attempt, time.monotonic()
+        elif isinstance(payload, UnitStarted) and payload.role is Role.EVALUATOR:
+            self.stage = f"review ({payload.lens or 'general'})"
+        show = LINES[event.kind]
+        return None if show is None else show(payload, event)
 
     def refresh(self) -> None:
         text = (
@@ -168,6 +136,65 @@ class Progress:
         if self.spinner is not None:
             with reader_may_leave():
                 self.spinner.stop()
+
+
+def _unit_finished(p: UnitFinished, e: Event) -> str:
+    who = "reviewer" if p.role is Role.EVALUATOR else "agent"
+    return (
+        f"  {e.task_id}: {who} finished ({p.case}) in {p.seconds}s, "
+        f"{p.tokens_in} tokens in, {p.tokens_out} out"
+    )
+
+
+def _verdict(p: VerdictNote, e: Event) -> str:
+    lens = "" if p.lens == "general" else f" ({p.lens})"
+    if p.accepted:
+        return f"  {e.task_id}: reviewer{lens} accepted"
+    return f"  {e.task_id}: reviewer{lens} rejected as {p.category}: {p.concern}"
+
+
+def _gate(p: GateChecked, e: Event) -> str:
+    mark = "passed" if p.ok else "FAILED"
+    return f"  {e.task_id}: gate {p.name} {mark}: {_first_line(p.detail)}"
+
+
+# How each kind of event shows as it passes: the line for its payload, or None for the kinds
+# the log keeps but a person watching need not read. Every kind is listed, so a new one is a
+# decision here, not an accident.
+LINES: dict[EventKind, Callable[[Any, Event], str] | None] = {
+    EventKind.RUN_STARTED: lambda p, e: f"run {e.run_id} started",
+    EventKind.RUN_RESUMED: lambda p, e: f"run {e.run_id} resumed",
+    EventKind.RUN_FINISHED: None,  # the last step says how, and the CLI sums it up
+    EventKind.RUN_INTERRUPTED: None,  # the CLI says how to resume it
+    EventKind.STEP: lambda p, e: p.message,
+    EventKind.WARNING: lambda p, e: f"warning: {p.message}",
+    EventKind.PLAN_CHANGED: None,
+    EventKind.ATTEMPT_STARTED: lambda p, e: f"  {e.task_id}: attempt {p.attempt}",
+    EventKind.ATTEMPT_RESUMED: None,
+    EventKind.ATTEMPT_PAUSED: None,
+    EventKind.ATTEMPT_INTERRUPTED: lambda p, e: (
+        f"  {e.task_id}: attempt {p.attempt} was interrupted; it will be redone"
+    ),
+    EventKind.ATTEMPT_FAILED: lambda p, e: (
+        f"  {e.task_id}: attempt not accepted: {_first_line(p.reason)}"
+    ),
+    EventKind.ATTEMPT_REJECTED: lambda p, e: f"  {e.task_id}: attempt rejected by the reviewer",
+    EventKind.UNIT_STARTED: None,  # the status line shows it
+    EventKind.UNIT_FINISHED: _unit_finished,
+    EventKind.GATE: _gate,
+    EventKind.VERDICT: _verdict,
+    EventKind.REVIEW_FAILED: lambda p, e: f"  {e.task_id}: {_first_line(p.reason)}",
+    EventKind.REVIEWER_WRITE_VIOLATION: lambda p, e: (
+        f"  {e.task_id}: the {p.lens} reviewer changed the candidate "
+        f"({EventKind.REVIEWER_WRITE_VIOLATION}); its verdict does not count"
+    ),
+    EventKind.INTEGRATED: lambda p, e: f"  {e.task_id}: integrated as {p.sha[:12]}",
+    EventKind.TASK_CONCLUDED: None,  # the steps around it say so
+    EventKind.TASK_REOPENED: None,
+    EventKind.TASK_ANSWERED: None,
+    EventKind.OUTSIDE_CHANGE: None,
+    EventKind.VIOLATION: None,
+}
 
 
 def _first_line(text: object) -> str:

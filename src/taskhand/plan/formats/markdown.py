@@ -11,6 +11,7 @@ import difflib
 import fnmatch
 import json
 import re
+from enum import StrEnum
 from pathlib import Path
 from typing import NamedTuple
 
@@ -272,12 +273,21 @@ def render_task(task: Task) -> str:
     )
 
 
-# Tilth's words, and "waiting", which taskhand's own export adds for a task that asked.
-_OVERLAY = {
-    "pending": Status.OPEN,
-    "done": Status.DONE,
-    "failed": Status.FAIL,
-    "waiting": Status.WAIT,
+class TilthStatus(StrEnum):
+    """A status in a task-status.json: Tilth's words, and waiting, which taskhand's own export
+    adds for a task that asked."""
+
+    PENDING = "pending"
+    DONE = "done"
+    FAILED = "failed"
+    WAITING = "waiting"
+
+
+_OVERLAY: dict[str, Status] = {
+    TilthStatus.PENDING: Status.OPEN,
+    TilthStatus.DONE: Status.DONE,
+    TilthStatus.FAILED: Status.FAIL,
+    TilthStatus.WAITING: Status.WAIT,
 }
 
 

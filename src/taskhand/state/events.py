@@ -1,0 +1,294 @@
+"""The catalogue of a run's log: every kind of event, the payload each carries, and the stored
+event row.
+
+An event is stored as its kind and a JSON object of its payload's fields, in the order the
+payload declares them. The store refuses a kind or a field the catalogue does not know;
+`decode` turns a stored event into its typed payload, once, for whoever reads the log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import MISSING, dataclass, fields
+from enum import Enum, StrEnum
+from typing import Any, get_type_hints
+
+from taskhand.plan.model import Status
+from taskhand.state.ledger import CaseNote, VerdictNote
+from taskhand.state.records import RunStatus
+from taskhand.unit import Case, Role
+
+
+class EventKind(StrEnum):
+    RUN_STARTED = "run_started"
+    RUN_RESUMED = "run_resumed"
+    RUN_FINISHED = "run_finished"
+    RUN_INTERRUPTED = "run_interrupted"  # a signal stopped it, resumably
+    STEP = "step"  # a TaskTrack procedure step or exit message, verbatim
+    WARNING = "warning"
+    PLAN_CHANGED = "plan_changed"
+    ATTEMPT_STARTED = "attempt_started"
+    ATTEMPT_RESUMED = "attempt_resumed"  # a paused attempt goes on to its review
+    ATTEMPT_PAUSED = "attempt_paused"  # a run cap stopped it before its review
+    ATTEMPT_INTERRUPTED = "attempt_interrupted"
+    ATTEMPT_FAILED = "attempt_failed"
+    ATTEMPT_REJECTED = "attempt_rejected"
+    UNIT_STARTED = "unit_started"
+    UNIT_FINISHED = "unit_finished"
+    GATE = "gate"
+    VERDICT = "verdict"
+    REVIEW_FAILED = "review_failed"  # a reviewer gave no verdict
+    REVIEWER_WRITE_VIOLATION = "reviewer_write_violation"  # a reviewer changed the candidate
+    INTEGRATED = "integrated"
+    TASK_CONCLUDED = "task_concluded"
+    TASK_REOPENED = "task_reopened"
+    TASK_ANSWERED = "task_answered"
+    OUTSIDE_CHANGE = "outside_change"  # a change past the workspaces, made by a person
+    VIOLATION = "violation"  # a run branch was moved; it was put back
+
+
+@dataclass(frozen=True)
+class Event:
+    """One entry of a run's log as stored: `data` holds its payload's fields."""
+
+    id: int
+    run_id: str
+    ts: str
+    kind: EventKind
+    task_id: str | None
+    data: dict[str, Any]
+
+    def as_json(self) -> dict[str, Any]:
+        """The event as events.jsonl and `--json` show it: the payload beside id and time."""
+        head = {"id": self.id, "ts": self.ts, "kind": self.kind.value, "task_id": self.task_id}
+        return {**head, **self.data}
+
+
+# The payloads. Fields are as the runner emits them; a field later versions added has a
+# default, so that events older runs logged without it still decode.
+
+
+@dataclass(frozen=True)
+class RunStarted:
+    plan: str
+    base: str
+    branch: str
+    agent: str
+
+
+@dataclass(frozen=True)
+class RunResumed:
+    plan: str
+
+
+@dataclass(frozen=True)
+class RunFinished:
+    status: RunStatus
+    message: str
+
+
+@dataclass(frozen=True)
+class RunInterrupted:
+    signal: str  # its name: SIGINT, SIGTERM, SIGHUP
+
+
+@dataclass(frozen=True)
+class Message:
+    """A step, a warning, or why the plan was read again."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class AttemptStarted:
+    attempt: int
+    start: str = ""  # the commit its workspace starts from
+
+
+@dataclass(frozen=True)
+class AttemptNumber:
+    """An attempt resumed or interrupted."""
+
+    attempt: int
+
+
+@dataclass(frozen=True)
+class AttemptPaused:
+    attempt: int
+    case: CaseNote  # the worker's case, which its review reads when the run goes on
+
+
+@dataclass(frozen=True)
+class AttemptEnded:
+    """An attempt failed or rejected, and why."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class UnitStarted:
+    role: Role
+    attempt: int
+    lens: str = ""  # a reviewer's lens; "" for the worker
+
+
+@dataclass(frozen=True)
+class UnitFinished:
+    role: Role
+    case: Case
+    seconds: float
+    tokens_in: int
+    tokens_out: int
+    cost: float
+
+
+@dataclass(frozen=True)
+class GateChecked:
+    name: str
+    ok: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class ReviewFailed:
+    lens: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class ReviewerWrote:
+    """A reviewer changed the candidate's workspace; its verdict does not count."""
+
+    lens: str
+    changes: list[str]
+
+
+@dataclass(frozen=True)
+class Integrated:
+    sha: str
+
+
+@dataclass(frozen=True)
+class TaskConcluded:
+    status: Status
+    text: str
+
+
+@dataclass(frozen=True)
+class TaskReopened:
+    by: str  # who reopened it: a command, or an edit of the plan files
+
+
+@dataclass(frozen=True)
+class TaskAnswered:
+    response: str
+
+
+@dataclass(frozen=True)
+class OutsideChange:
+    during: str
+    changes: list[str]
+
+
+@dataclass(frozen=True)
+class Violation:
+    what: str
+
+
+Payload = (
+    RunStarted
+    | RunResumed
+    | RunFinished
+    | RunInterrupted
+    | Message
+    | AttemptStarted
+    | AttemptNumber
+    | AttemptPaused
+    | AttemptEnded
+    | UnitStarted
+    | UnitFinished
+    | GateChecked
+    | VerdictNote
+    | ReviewFailed
+    | ReviewerWrote
+    | Integrated
+    | TaskConcluded
+    | TaskReopened
+    | TaskAnswered
+    | OutsideChange
+    | Violation
+)
+
+# The catalogue: the payload of each kind of event.
+PAYLOADS: dict[EventKind, type[Payload]] = {
+    EventKind.RUN_STARTED: RunStarted,
+    EventKind.RUN_RESUMED: RunResumed,
+    EventKind.RUN_FINISHED: RunFinished,
+    EventKind.RUN_INTERRUPTED: RunInterrupted,
+    EventKind.STEP: Message,
+    EventKind.WARNING: Message,
+    EventKind.PLAN_CHANGED: Message,
+    EventKind.ATTEMPT_STARTED: AttemptStarted,
+    EventKind.ATTEMPT_RESUMED: AttemptNumber,
+    EventKind.ATTEMPT_PAUSED: AttemptPaused,
+    EventKind.ATTEMPT_INTERRUPTED: AttemptNumber,
+    EventKind.ATTEMPT_FAILED: AttemptEnded,
+    EventKind.ATTEMPT_REJECTED: AttemptEnded,
+    EventKind.UNIT_STARTED: UnitStarted,
+    EventKind.UNIT_FINISHED: UnitFinished,
+    EventKind.GATE: GateChecked,
+    EventKind.VERDICT: VerdictNote,  # the ledger keeps the same shape
+    EventKind.REVIEW_FAILED: ReviewFailed,
+    EventKind.REVIEWER_WRITE_VIOLATION: ReviewerWrote,
+    EventKind.INTEGRATED: Integrated,
+    EventKind.TASK_CONCLUDED: TaskConcluded,
+    EventKind.TASK_REOPENED: TaskReopened,
+    EventKind.TASK_ANSWERED: TaskAnswered,
+    EventKind.OUTSIDE_CHANGE: OutsideChange,
+    EventKind.VIOLATION: Violation,
+}
+
+
+def check(kind: str, data: dict[str, Any]) -> EventKind:
+    """`kind` as an EventKind, when it is one and `data` holds exactly its payload's fields
+    (those with a default may be left out); else a ValueError saying what is wrong."""
+    try:
+        known = EventKind(kind)
+    except ValueError:
+        raise ValueError(f"no event kind {kind!r} in the catalogue") from None
+    shape = fields(PAYLOADS[known])
+    names = {f.name for f in shape}
+    required = {f.name for f in shape if f.default is MISSING and f.default_factory is MISSING}
+    unknown, missing = sorted(set(data) - names), sorted(required - set(data))
+    if unknown or missing:
+        raise ValueError(
+            f"a {known} event has the fields {sorted(names)} (got unknown {unknown}, "
+            f"missing {missing})"
+        )
+    return known
+
+
+def decode(event: Event) -> Payload:
+    """The typed payload of a stored event."""
+    shape = PAYLOADS[event.kind]
+    if shape is VerdictNote:
+        return VerdictNote.from_json(event.data)
+    hints = _hints(shape)
+    return shape(**{name: _typed(hints[name], value) for name, value in event.data.items()})
+
+
+_HINTS: dict[type, dict[str, Any]] = {}  # each payload's field types, resolved when first read
+
+
+def _hints(shape: type) -> dict[str, Any]:
+    if shape not in _HINTS:
+        _HINTS[shape] = get_type_hints(shape)
+    return _HINTS[shape]
+
+
+def _typed(hint: Any, value: Any) -> Any:
+    """A JSON value as the field's type: a word as its enum, an object as its note."""
+    if isinstance(hint, type) and issubclass(hint, Enum):
+        return hint(value)
+    if hint is CaseNote:
+        return CaseNote.from_json(value)
+    return value

@@ -1,0 +1,50 @@
+"""What a run leaves beside the database for people and other tools: its log as events.jsonl
+and a Tilth-style task-status.json, each replaced whole so that a reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from taskhand.plan.formats.markdown import TilthStatus
+from taskhand.plan.model import Status
+from taskhand.state.events import Event
+from taskhand.state.records import TaskState
+from taskhand.text import dumps
+
+# What Tilth calls a status; OPEN and BUSY read as pending there, written as no entry at all.
+TILTH_STATUS = {
+    Status.DONE: TilthStatus.DONE,
+    Status.FAIL: TilthStatus.FAILED,
+    Status.WAIT: TilthStatus.WAITING,
+}
+
+
+def write_events(events: list[Event], path: Path) -> None:
+    """The log as one JSON object per line, written as the CLI prints JSON: a person may well
+    `cat` it to a terminal."""
+    _write_atomically(path, "".join(dumps(e.as_json()) + "\n" for e in events))
+
+
+def write_task_status(states: dict[str, TaskState], path: Path) -> None:
+    """A flat map of the finished or waiting tasks to their Tilth status, in id order."""
+    flat = {t: TILTH_STATUS[s.status] for t, s in states.items() if s.status in TILTH_STATUS}
+    _write_atomically(path, json.dumps(flat, indent=2, ensure_ascii=False) + "\n")
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """Replace `path` whole, so a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,159 @@
+"""The state database's schema, as an append-only list of migrations.
+
+Each migration is a small function that runs in its own transaction and is recorded by name in
+the `migrations` table, so an old database gets exactly the ones it lacks. Statements go one by
+one because executescript() would commit midway.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+from taskhand.state.database import now, transaction
+
+Migration = Callable[[sqlite3.Connection], None]
+
+
+def _run(conn: sqlite3.Connection, *statements: str) -> None:
+    for statement in statements:
+        conn.execute(statement)
+
+
+def _m001_initial(conn: sqlite3.Connection) -> None:
+    _run(
+        conn,
+        """CREATE TABLE runs (id TEXT PRIMARY KEY, plan_path TEXT NOT NULL, dialect TEXT NOT NULL,
+            repo TEXT NOT NULL, base_sha TEXT NOT NULL, run_branch TEXT NOT NULL,
+            status TEXT NOT NULL, reason TEXT, created TEXT NOT NULL, updated TEXT NOT NULL,
+            config TEXT NOT NULL)""",
+        "CREATE INDEX runs_plan ON runs (plan_path, created)",
+        """CREATE TABLE tasks (run_id TEXT NOT NULL REFERENCES runs (id), task_id TEXT NOT NULL,
+            status TEXT NOT NULL, reason TEXT, updated TEXT NOT NULL,
+            PRIMARY KEY (run_id, task_id))""",
+        """CREATE TABLE attempts (id INTEGER PRIMARY KEY, run_id TEXT NOT NULL REFERENCES runs (id),
+            task_id TEXT NOT NULL, number INTEGER NOT NULL, worktree TEXT NOT NULL,
+            branch TEXT NOT NULL, base_sha TEXT NOT NULL, candidate_sha TEXT,
+            status TEXT NOT NULL, reason TEXT, started TEXT NOT NULL, ended TEXT,
+            UNIQUE (run_id, task_id, number))""",
+        """CREATE TABLE units (id INTEGER PRIMARY KEY,
+            attempt_id INTEGER NOT NULL REFERENCES attempts (id), run_id TEXT NOT NULL,
+            task_id TEXT NOT NULL, role TEXT NOT NULL, agent TEXT NOT NULL, model TEXT,
+            started TEXT NOT NULL, ended TEXT, tokens_in INTEGER NOT NULL DEFAULT 0,
+            tokens_out INTEGER NOT NULL DEFAULT 0, tokens_cached INTEGER NOT NULL DEFAULT 0,
+            cost REAL NOT NULL DEFAULT 0, cost_estimated INTEGER NOT NULL DEFAULT 0,
+            outcome TEXT, transcript TEXT, prompt_bytes INTEGER NOT NULL DEFAULT 0)""",
+        "CREATE INDEX units_run ON units (run_id, task_id)",
+        """CREATE TABLE gates (id INTEGER PRIMARY KEY,
+            attempt_id INTEGER NOT NULL REFERENCES attempts (id), name TEXT NOT NULL,
+            ok INTEGER NOT NULL, detail TEXT NOT NULL, exit_code INTEGER, seconds REAL,
+            output TEXT NOT NULL)""",
+        "CREATE INDEX gates_attempt ON gates (attempt_id)",
+        """CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id TEXT NOT NULL REFERENCES runs (id), ts TEXT NOT NULL, kind TEXT NOT NULL,
+            task_id TEXT, data TEXT NOT NULL)""",
+        "CREATE INDEX events_run ON events (run_id, id)",
+        # The log is the record of what happened: the database itself refuses to rewrite it.
+        "CREATE TRIGGER events_no_update BEFORE UPDATE ON events"
+        " BEGIN SELECT RAISE(ABORT, 'events are append-only'); END",
+        "CREATE TRIGGER events_no_delete BEFORE DELETE ON events"
+        " BEGIN SELECT RAISE(ABORT, 'events are append-only'); END",
+    )
+
+
+def _m002_review(conn: sqlite3.Connection) -> None:
+    _run(
+        conn,
+        "ALTER TABLE units ADD COLUMN prompt_tokens INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE units ADD COLUMN lens TEXT NOT NULL DEFAULT ''",
+        # One entry per concluded attempt: what the next attempt and the reviewer are shown.
+        """CREATE TABLE ledger (id INTEGER PRIMARY KEY, run_id TEXT NOT NULL REFERENCES runs (id),
+            task_id TEXT NOT NULL, attempt_id INTEGER NOT NULL UNIQUE REFERENCES attempts (id),
+            iteration INTEGER NOT NULL, outcome TEXT NOT NULL, summary TEXT NOT NULL,
+            diff_summary TEXT NOT NULL, report TEXT NOT NULL, gates TEXT NOT NULL,
+            verdicts TEXT NOT NULL, created TEXT NOT NULL)""",
+        "CREATE INDEX ledger_task ON ledger (run_id, task_id, id)",
+        "CREATE TRIGGER ledger_no_update BEFORE UPDATE ON ledger"
+        " BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END",
+    )
+
+
+def _m003_reopen_and_answers(conn: sqlite3.Connection) -> None:
+    _run(
+        conn,
+        # A reopened task's caps count only the attempts numbered above this one.
+        "ALTER TABLE tasks ADD COLUMN counted_from INTEGER NOT NULL DEFAULT 0",
+        # Every question a task's agent asked a person, and the answer once given: the only
+        # record of them for a Markdown plan, whose files are never written.
+        """CREATE TABLE requests (id INTEGER PRIMARY KEY, run_id TEXT NOT NULL REFERENCES runs (id),
+            task_id TEXT NOT NULL, request TEXT NOT NULL, response TEXT, asked TEXT NOT NULL,
+            answered TEXT)""",
+        "CREATE INDEX requests_task ON requests (run_id, task_id, id)",
+    )
+
+
+def _m004_derived_columns(conn: sqlite3.Connection) -> None:
+    """A unit's and a ledger entry's run, task and attempt number are its attempt's, and a
+    prompt's estimated tokens follow from its bytes: those columns go, and two views read
+    them back. Tables are rebuilt (copy, drop, rename) rather than altered: SQLite drops no
+    column that a foreign key or an index names, nor any before 3.35."""
+    _run(
+        conn,
+        """CREATE TABLE units_new (id INTEGER PRIMARY KEY,
+            attempt_id INTEGER NOT NULL REFERENCES attempts (id), role TEXT NOT NULL,
+            agent TEXT NOT NULL, model TEXT, started TEXT NOT NULL, ended TEXT,
+            tokens_in INTEGER NOT NULL DEFAULT 0, tokens_out INTEGER NOT NULL DEFAULT 0,
+            tokens_cached INTEGER NOT NULL DEFAULT 0, cost REAL NOT NULL DEFAULT 0,
+            cost_estimated INTEGER NOT NULL DEFAULT 0, outcome TEXT, transcript TEXT,
+            prompt_bytes INTEGER NOT NULL DEFAULT 0, lens TEXT NOT NULL DEFAULT '')""",
+        """INSERT INTO units_new SELECT id, attempt_id, role, agent, model, started, ended,
+            tokens_in, tokens_out, tokens_cached, cost, cost_estimated, outcome, transcript,
+            prompt_bytes, lens FROM units""",
+        "DROP TABLE units",
+        "ALTER TABLE units_new RENAME TO units",
+        "CREATE INDEX units_attempt ON units (attempt_id)",
+        """CREATE TABLE ledger_new (id INTEGER PRIMARY KEY,
+            attempt_id INTEGER NOT NULL UNIQUE REFERENCES attempts (id), outcome TEXT NOT NULL,
+            summary TEXT NOT NULL, diff_summary TEXT NOT NULL, report TEXT NOT NULL,
+            gates TEXT NOT NULL, verdicts TEXT NOT NULL, created TEXT NOT NULL)""",
+        """INSERT INTO ledger_new SELECT id, attempt_id, outcome, summary, diff_summary, report,
+            gates, verdicts, created FROM ledger""",
+        "DROP TABLE ledger",
+        "ALTER TABLE ledger_new RENAME TO ledger",
+        "CREATE TRIGGER ledger_no_update BEFORE UPDATE ON ledger"
+        " BEGIN SELECT RAISE(ABORT, 'the ledger is append-only'); END",
+        # The tokens as tokenizers of current models average for English and code: about four
+        # bytes a token. An estimate, kept beside the exact byte count.
+        """CREATE VIEW unit_rows AS SELECT units.id AS id, attempt_id, run_id, task_id, role,
+            agent, model, units.started AS started, units.ended AS ended, tokens_in, tokens_out,
+            tokens_cached, cost, cost_estimated, outcome, transcript, prompt_bytes,
+            (prompt_bytes + 3) / 4 AS prompt_tokens, lens
+            FROM units JOIN attempts ON attempts.id = units.attempt_id""",
+        """CREATE VIEW ledger_entries AS SELECT ledger.id AS id, run_id, task_id, attempt_id,
+            number AS iteration, outcome, summary, diff_summary, report, gates, verdicts, created
+            FROM ledger JOIN attempts ON attempts.id = ledger.attempt_id""",
+    )
+
+
+MIGRATIONS: list[Migration] = [
+    _m001_initial,
+    _m002_review,
+    _m003_reopen_and_answers,
+    _m004_derived_columns,
+]
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Apply the migrations `conn`'s database lacks, each recorded as it commits."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied TEXT NOT NULL)"
+    )
+    applied = {row[0] for row in conn.execute("SELECT name FROM migrations")}
+    for migration in [m for m in MIGRATIONS if m.__name__ not in applied]:
+        # Checked inside the write transaction: two processes opening a fresh database at
+        # once must not both apply the same migration.
+        with transaction(conn):
+            name = migration.__name__
+            if not conn.execute("SELECT 1 FROM migrations WHERE name = ?", (name,)).fetchone():
+                migration(conn)
+                conn.execute("INSERT INTO migrations VALUES (?, ?)", (name, now()))

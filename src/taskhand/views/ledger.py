@@ -1,0 +1,38 @@
+"""What `taskhand ledger` shows of each concluded attempt: its outcome, its change, the checks
+that failed and every reviewer's verdict, read from the typed ledger entries.
+"""
+
+from __future__ import annotations
+
+from taskhand.state.ledger import LedgerEntry, VerdictNote
+
+
+def lines(entries: list[LedgerEntry]) -> list[str]:
+    """The entries as lines for a person, oldest first."""
+    shown = []
+    for entry in entries:
+        summary = entry.summary.strip()
+        headline = summary.splitlines()[0] if summary else ""
+        shown.append(f"{entry.task_id} attempt {entry.iteration}: {entry.outcome}: {headline}")
+        if entry.diff_summary:
+            shown.append(f"  change: {entry.diff_summary}")
+        for check in entry.failed_checks:
+            shown.append(f"  check {check.name} failed: {_indented(check.detail)}")
+        for verdict in entry.verdicts:
+            shown.extend(_verdict(verdict))
+    return shown
+
+
+def _verdict(verdict: VerdictNote) -> list[str]:
+    words = verdict.verdict + (f" as {verdict.category}" if verdict.category else "")
+    shown = [f"  {verdict.lens} review: {words}: {_indented(verdict.concern)}"]
+    if verdict.evidence:
+        shown.append(f"    evidence: {', '.join(verdict.evidence)}")
+    if verdict.next_step:
+        shown.append(f"    next step: {_indented(verdict.next_step)}")
+    return shown
+
+
+def _indented(text: str) -> str:
+    """Later lines of a field indented, so a field's text cannot pass for a ledger line."""
+    return text.replace("\n", "\n    ")

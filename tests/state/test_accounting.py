@@ -1,0 +1,115 @@
+"""Accounting: what finished units consumed, and the per-task figures of `taskhand stats`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from taskhand.plan.model import Status
+from taskhand.state.store import Store
+from taskhand.unit import Usage
+from tests.state import new_run, raw
+
+
+def make_units(store: Store, db_path: Path) -> str:
+    """A run with known usage and known unit times; T-3 has a unit still running."""
+    run = new_run(store)
+    store.set_task(run.id, "T-10", Status.OPEN)  # no units: counted as zero
+    spans = [
+        ("T-1", Usage(100, 10, 40, 0.5, False), "14:00:00.000", "14:00:30.500"),
+        ("T-1", Usage(200, 20, 0, 0.25, False), "14:01:00.000", "14:02:00.000"),
+        ("T-2", Usage(1000, 100, 500, 1.0, True), "14:03:00.000", "14:03:05.250"),
+    ]
+    for n, (task_id, usage, start, end) in enumerate(spans):
+        attempt = store.start_attempt(run.id, task_id, "/wt", "b", "base")
+        role = "evaluator" if n == 1 else "implementer"  # T-1's second unit reviews
+        unit_id = store.start_unit(attempt.id, role, "claude", None, "prompt")
+        store.finish_unit(unit_id, "done", usage, None)
+        with raw(db_path) as conn:  # fix the clock so agent seconds are known
+            conn.execute(
+                "UPDATE units SET started = ?, ended = ? WHERE id = ?",
+                (f"2026-12-02T{start}Z", f"2026-12-02T{end}Z", unit_id),
+            )
+    attempt = store.start_attempt(run.id, "T-3", "/wt", "b", "base")
+    store.start_unit(attempt.id, "implementer", "claude", None, "prompt")
+    return run.id
+
+
+def test_usage_sums_finished_units(store: Store, db_path: Path) -> None:
+    run_id = make_units(store, db_path)
+    assert store.usage(run_id) == Usage(1300, 130, 540, 1.75, True)
+    assert store.usage(run_id, "T-1") == Usage(300, 30, 40, 0.75, False)
+    assert store.usage(run_id, "T-2") == Usage(1000, 100, 500, 1.0, True)
+    assert store.usage(run_id, "T-3") == Usage()  # running units have used nothing yet
+    assert store.usage(new_run(store).id) == Usage()
+
+
+def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
+    stats = store.stats(make_units(store, db_path))
+    assert stats.as_json() == {
+        "tasks": [
+            {
+                "task_id": "T-1",
+                "units": 2,
+                "reviews": 1,
+                "prompt_bytes": 12,
+                "seconds": 90.5,
+                "tokens_in": 300,
+                "tokens_out": 30,
+                "tokens_cached": 40,
+                "cost": 0.75,
+                "estimated": False,
+            },
+            {
+                "task_id": "T-2",
+                "units": 1,
+                "reviews": 0,
+                "prompt_bytes": 6,
+                "seconds": 5.25,
+                "tokens_in": 1000,
+                "tokens_out": 100,
+                "tokens_cached": 500,
+                "cost": 1.0,
+                "estimated": True,
+            },
+            {
+                "task_id": "T-3",
+                "units": 1,
+                "reviews": 0,
+                "prompt_bytes": 6,
+                "seconds": 0.0,
+                "tokens_in": 0,
+                "tokens_out": 0,
+                "tokens_cached": 0,
+                "cost": 0.0,
+                "estimated": False,
+            },
+            {
+                "task_id": "T-10",
+                "units": 0,
+                "reviews": 0,
+                "prompt_bytes": 0,
+                "seconds": 0.0,
+                "tokens_in": 0,
+                "tokens_out": 0,
+                "tokens_cached": 0,
+                "cost": 0.0,
+                "estimated": False,
+            },
+        ],
+        "total": {
+            "task_id": "TOTAL",
+            "units": 4,
+            "reviews": 1,
+            "prompt_bytes": 24,
+            "seconds": 95.75,
+            "tokens_in": 1300,
+            "tokens_out": 130,
+            "tokens_cached": 540,
+            "cost": 1.75,
+            "estimated": True,
+        },
+    }
+    assert [t.task_id for t in stats.tasks] == ["T-1", "T-2", "T-3", "T-10"]
+    assert stats.total.seconds == 95.75
+    assert json.loads(json.dumps(stats.as_json())) == stats.as_json()
