@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import pytest
+
 from taskhand.plan.model import Status
 from taskhand.state.events import (
     PAYLOADS,
@@ -14,11 +16,15 @@ from taskhand.state.events import (
     Event,
     EventKind,
     GateChecked,
+    Integrated,
+    Message,
+    P,
     RunFinished,
     TaskConcluded,
     UnitFinished,
     UnitStarted,
     decode,
+    decode_as,
 )
 from taskhand.state.ledger import VerdictNote
 from taskhand.state.records import RunStatus
@@ -45,28 +51,34 @@ def test_every_event_of_a_run_decodes_into_its_payload(tmp_path: Path) -> None:
     second = attempt(write("a.txt", "b\n"), review={"verdict": "accept"})
     summary, record = run_plan(plan, repo, script(tmp_path, {"T-001": [first, second]}))
     assert summary.status == RunStatus.COMPLETED
-    payloads = [(e.kind, decode(e)) for e in record.events]
-    for kind, payload in payloads:
-        assert isinstance(payload, PAYLOADS[kind]), kind
-    of = {kind: [p for k, p in payloads if k is kind] for kind in EventKind}
-    [finished] = of[EventKind.RUN_FINISHED]
-    assert finished == RunFinished(RunStatus.COMPLETED, "TaskTrack EXIT: Plan Completed")
-    assert [p.attempt for p in of[EventKind.ATTEMPT_STARTED] if isinstance(p, AttemptStarted)] == [
-        1,
-        2,
+    for event in record.events:
+        assert isinstance(decode(event), PAYLOADS[event.kind]), event.kind
+
+    def of(kind: EventKind, shape: type[P]) -> list[P]:
+        return [decode_as(e, shape) for e in record.of(kind)]
+
+    assert of(EventKind.RUN_FINISHED, RunFinished) == [
+        RunFinished(RunStatus.COMPLETED, "TaskTrack EXIT: Plan Completed")
     ]
-    roles = [p.role for p in of[EventKind.UNIT_STARTED] if isinstance(p, UnitStarted)]
+    assert [p.attempt for p in of(EventKind.ATTEMPT_STARTED, AttemptStarted)] == [1, 2]
+    roles = [p.role for p in of(EventKind.UNIT_STARTED, UnitStarted)]
     assert roles == [Role.IMPLEMENTER, Role.EVALUATOR] * 2
-    cases = {p.case for p in of[EventKind.UNIT_FINISHED] if isinstance(p, UnitFinished)}
-    assert cases == {Case.DONE}
-    assert all(isinstance(p, GateChecked) and p.ok for p in of[EventKind.GATE])
-    verdicts = [p for p in of[EventKind.VERDICT] if isinstance(p, VerdictNote)]
+    assert {p.case for p in of(EventKind.UNIT_FINISHED, UnitFinished)} == {Case.DONE}
+    assert all(p.ok for p in of(EventKind.GATE, GateChecked))
+    verdicts = of(EventKind.VERDICT, VerdictNote)
     assert [(v.lens, v.accepted, v.category) for v in verdicts] == [
         ("general", False, "weak_test"),
         ("general", True, ""),
     ]
-    [concluded] = of[EventKind.TASK_CONCLUDED]
-    assert isinstance(concluded, TaskConcluded) and concluded.status is Status.DONE
+    [concluded] = of(EventKind.TASK_CONCLUDED, TaskConcluded)
+    assert concluded.status is Status.DONE
+
+
+def test_an_event_read_as_another_payload_is_refused() -> None:
+    integrated = Event(1, "R", "ts", EventKind.INTEGRATED, "T-1", {"sha": "abc"})
+    assert decode_as(integrated, Integrated).sha == "abc"
+    with pytest.raises(TypeError, match="integrated events carry Integrated, not Message"):
+        decode_as(integrated, Message)
 
 
 def test_an_event_an_earlier_version_logged_decodes_with_the_defaults() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import MISSING, dataclass, fields
 from enum import Enum, StrEnum
-from typing import Any, get_type_hints
+from typing import Any, TypeVar, get_type_hints
 
 from taskhand.plan.model import Status
 from taskhand.state.ledger import CaseNote, VerdictNote
@@ -218,6 +218,8 @@ Payload = (
     | Violation
 )
 
+P = TypeVar("P", bound=Payload)
+
 # The catalogue: the payload of each kind of event.
 PAYLOADS: dict[EventKind, type[Payload]] = {
     EventKind.RUN_STARTED: RunStarted,
@@ -261,7 +263,7 @@ def check(kind: str, data: dict[str, Any]) -> EventKind:
     unknown, missing = sorted(set(data) - names), sorted(required - set(data))
     if unknown or missing:
         raise ValueError(
-            f"a {known} event has the fields {sorted(names)} (got unknown {unknown}, "
+            f"{known} events have the fields {sorted(names)} (got unknown {unknown}, "
             f"missing {missing})"
         )
     return known
@@ -274,6 +276,15 @@ def decode(event: Event) -> Payload:
         return VerdictNote.from_json(event.data)
     hints = _hints(shape)
     return shape(**{name: _typed(hints[name], value) for name, value in event.data.items()})
+
+
+def decode_as(event: Event, shape: type[P]) -> P:
+    """The payload of an event whose kind carries a `shape`: a TypeError if it does not."""
+    payload = decode(event)
+    if not isinstance(payload, shape):
+        carried = PAYLOADS[event.kind].__name__
+        raise TypeError(f"{event.kind} events carry {carried}, not {shape.__name__}")
+    return payload
 
 
 _HINTS: dict[type, dict[str, Any]] = {}  # each payload's field types, resolved when first read
