@@ -43,7 +43,10 @@ def test_an_entry_is_written_with_the_attempt_end_and_read_per_task(store: Store
         (2, LedgerOutcome.ACCEPTED, second.id),
     ]
     rejected = entries[0]
-    assert rejected.verdicts == [VerdictNote.of(REJECT, "tests")]
+    assert rejected.verdicts == [
+        VerdictNote("tests", "reject", "weak_test", "It asserts nothing.", ["t.py:test_a"],
+                    "Assert the count.")
+    ]  # fmt: skip
     assert rejected.rejections[0].next_step == "Assert the count."
     assert rejected.case == CaseNote(
         "Added count().",

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from taskhand.unit import CaseReport, Verdict
+from taskhand.unit import CaseReport
 
 
 class LedgerOutcome(StrEnum):
@@ -55,10 +55,6 @@ class VerdictNote:
     concern: str = ""
     evidence: list[str] = field(default_factory=list)  # file:symbol pointers
     next_step: str = ""
-
-    @classmethod
-    def of(cls, verdict: Verdict, lens: str = "general") -> VerdictNote:
-        return cls.from_json({"lens": lens, **verdict.as_json()})
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> VerdictNote:

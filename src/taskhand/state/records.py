@@ -1,5 +1,5 @@
-"""The rows of the state store as plain data: runs, task states, attempts, units, gates, events,
-and the words their status columns hold.
+"""The rows of the state store as plain data (runs, task states, attempts, units, gates) and
+the words their status columns hold. Events are in `events`, the ledger in `ledger`.
 
 Readers of the store (the runner, the CLI, exports) work with these; only `store` writes them.
 """
