@@ -89,16 +89,22 @@ def test_an_event_an_earlier_version_logged_decodes_with_the_defaults() -> None:
     assert decode(unit) == UnitStarted(Role.IMPLEMENTER, 1, "")
 
 
-def test_a_paused_attempt_keeps_the_case_its_review_reads() -> None:
+def test_a_paused_attempt_keeps_its_case_and_the_stage_it_goes_on_at() -> None:
     case = {
         "resolution": "Added count().",
         "criteria": [{"criterion": "count works", "evidence": "wc.py:count"}],
         "workarounds": [],
         "uncertainties": ["unicode"],
     }
-    paused = decode(
-        Event(1, "R", "ts", EventKind.ATTEMPT_PAUSED, "T-1", {"attempt": 2, "case": case})
+    data = {"attempt": 2, "case": case, "stage": "integrate"}
+    paused = decode_as(Event(1, "R", "ts", EventKind.ATTEMPT_PAUSED, "T-1", data), AttemptPaused)
+    assert (paused.attempt, paused.case.resolution, paused.stage) == (
+        2,
+        "Added count().",
+        "integrate",
     )
-    assert isinstance(paused, AttemptPaused)
-    assert paused.case.resolution == "Added count()."
     assert paused.case.as_json() == case
+    before_pipelines = Event(
+        2, "R", "ts", EventKind.ATTEMPT_PAUSED, "T-1", {"attempt": 2, "case": {}}
+    )
+    assert decode_as(before_pipelines, AttemptPaused).stage == "review"  # paused only there

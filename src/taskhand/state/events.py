@@ -115,6 +115,7 @@ class AttemptNumber:
 class AttemptPaused:
     attempt: int
     case: CaseNote  # the worker's case, which its review reads when the run goes on
+    stage: str = "review"  # the stage it goes on at; runs before pipelines paused only there
 
 
 @dataclass(frozen=True)
