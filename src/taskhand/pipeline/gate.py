@@ -9,7 +9,9 @@ from dataclasses import replace
 from taskhand.gates import GateResult, run_gates
 from taskhand.pipeline.harness import Harness, case_json, workspace_relative
 from taskhand.pipeline.work import Ended, Work
-from taskhand.state.ledger import Entry
+from taskhand.state.events import EventKind
+from taskhand.state.ledger import Entry, LedgerOutcome
+from taskhand.state.records import AttemptStatus
 from taskhand.workspace import diffs
 
 
@@ -34,7 +36,7 @@ def gate(h: Harness, work: Work) -> Ended | None:
     results = [replace(g, detail=shown(g.detail), output=shown(g.output)) for g in found]
     for g in results:
         h.store.record_gate(attempt.id, g.name, g.ok, g.detail, g.exit_code, g.seconds, g.output)
-        h.emit("gate", task.id, name=g.name, ok=g.ok, detail=g.detail)
+        h.emit(EventKind.GATE, task.id, name=g.name, ok=g.ok, detail=g.detail)
     broken = h.breaches(before, "the acceptance checks", task.id)
     if broken:
         return h.violation(attempt, task, broken)
@@ -43,10 +45,11 @@ def gate(h: Harness, work: Work) -> Ended | None:
     if not failures:
         return None
     summary = diffs.summary(h.repo, work.base, work.candidate)
+    reason = "; ".join(failures)
     entry = Entry(
-        "checks_failed", "; ".join(failures), summary, case_json(work.outcome), gates(results)
+        LedgerOutcome.CHECKS_FAILED, reason, summary, case_json(work.outcome), gates(results)
     )
-    return h.retry(attempt, task, "failed", "; ".join(failures), entry)
+    return h.retry(attempt, task, AttemptStatus.FAILED, reason, entry)
 
 
 def gates(results: list[GateResult]) -> list[dict[str, object]]:

@@ -13,7 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from taskhand.state.records import Attempt, Run
+from taskhand.state.events import EventKind
+from taskhand.state.records import Attempt, AttemptStatus, Run
 from taskhand.state.store import Store
 from taskhand.workspace import backstop, git, refs
 
@@ -43,7 +44,7 @@ class Guard:
         if not found:
             return []
         if self.confined:
-            self.emit("outside_change", task_id, during=during, changes=found[:50])
+            self.emit(EventKind.OUTSIDE_CHANGE, task_id, during=during, changes=found[:50])
             return []
         return [f"during {during}: {line}" for line in found]
 
@@ -58,14 +59,14 @@ class Guard:
         (that commit, or an accepted candidate on top of it whose move the run was killed in)."""
         if attempts is None:
             attempts = self.store.attempts(self.run.id)
-        integrated = self.store.events_of(self.run.id, "integrated")
+        integrated = self.store.events_of(self.run.id, EventKind.INTEGRATED)
         last = str(integrated[-1].data["sha"]) if integrated else self.run.base_sha
         done = {str(e.data["sha"]) for e in integrated}
         allowed = {last}
         for attempt in attempts:
             candidate = attempt.candidate_sha
             fresh = candidate and candidate not in done and attempt.base_sha == last
-            if attempt.status == "passed" and fresh:
+            if attempt.status == AttemptStatus.PASSED and fresh:
                 allowed.add(str(candidate))
         return last, allowed
 
@@ -91,7 +92,7 @@ class Guard:
                 found.append(f"the task branch {name} was moved to {_short(sha)}; put back")
                 self._restore(name, str(last[-1]), sha)
         for line in found:
-            self.emit("violation", task_id, what=line)
+            self.emit(EventKind.VIOLATION, task_id, what=line)
         return found
 
     def task_branch_values(self, branch: str) -> set[str]:

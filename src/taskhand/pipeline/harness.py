@@ -21,10 +21,10 @@ from taskhand.host.secrets import Redactor
 from taskhand.pipeline.guard import Guard
 from taskhand.pipeline.work import Ended
 from taskhand.plan.model import Plan, Status, Task
-from taskhand.state.events import Event
-from taskhand.state.ledger import Entry
+from taskhand.state.events import Event, EventKind
+from taskhand.state.ledger import Entry, LedgerOutcome
 from taskhand.state.paths import StateDir
-from taskhand.state.records import Attempt, Run
+from taskhand.state.records import Attempt, AttemptStatus, Run
 from taskhand.state.status import StatusBook
 from taskhand.state.store import Store
 from taskhand.unit import Outcome, Role, Sandbox, Unit, Verdict
@@ -80,22 +80,24 @@ class Harness:
             agent = self._agent(task.agent or "")
             model = task.model or config.model
         name = self.executor.name_of(agent)
-        unit_id = self.store.start_unit(attempt.id, str(role), name, model, prompt, lens)
-        self.emit("unit_started", task.id, role=str(role), attempt=attempt.number, lens=lens)
+        unit_id = self.store.start_unit(attempt.id, role, name, model, prompt, lens)
+        self.emit(
+            EventKind.UNIT_STARTED, task.id, role=str(role), attempt=attempt.number, lens=lens
+        )
         timeout = task.timeout_seconds or self.caps.unit_seconds
         began = time.monotonic()
         # The try counts attempts that ran to an end: a killed one is redone as the same try.
         tries = self.store.attempts(self.run.id, task.id)
-        number = 1 + sum(a.status != "interrupted" for a in tries if a.id < attempt.id)
+        number = 1 + sum(a.status != AttemptStatus.INTERRUPTED for a in tries if a.id < attempt.id)
         unit = Unit(role, task.id, number, prompt, worktree, timeout, model, lens, self.sandbox)
         outcome = self.executor.run(agent, unit)
         transcript = self.state.transcript(self.run.id, task.id, unit_id)
         transcript.parent.mkdir(parents=True, exist_ok=True)
         messages = self.redact.value(outcome.transcript)
         transcript.write_text("".join(json.dumps(m) + "\n" for m in messages))
-        self.store.finish_unit(unit_id, str(outcome.case), outcome.usage, str(transcript))
+        self.store.finish_unit(unit_id, outcome.case, outcome.usage, str(transcript))
         self.emit(
-            "unit_finished",
+            EventKind.UNIT_FINISHED,
             task.id,
             role=str(role),
             case=str(outcome.case),
@@ -146,15 +148,23 @@ class Harness:
 
     # -- ending attempts ------------------------------------------------------------------
 
-    def retry(self, attempt: Attempt, task: Task, status: str, reason: str, entry: Entry) -> Ended:
+    def retry(
+        self, attempt: Attempt, task: Task, status: AttemptStatus, reason: str, entry: Entry
+    ) -> Ended:
         """End the attempt as `status` (failed or rejected), its entry in the ledger; the
         task goes on to another attempt unless a cap says otherwise."""
         reason = self.end_attempt(attempt, status, reason, entry)
-        kind = "attempt_failed" if status == "failed" else "attempt_rejected"
+        kind = (
+            EventKind.ATTEMPT_FAILED
+            if status == AttemptStatus.FAILED
+            else EventKind.ATTEMPT_REJECTED
+        )
         self.emit(kind, task.id, reason=reason)
         return Ended(None, reason)
 
-    def end_attempt(self, attempt: Attempt, status: str, reason: str, entry: Entry) -> str:
+    def end_attempt(
+        self, attempt: Attempt, status: AttemptStatus, reason: str, entry: Entry
+    ) -> str:
         """Conclude the attempt and write its ledger entry, both redacted and with workspace
         paths made relative (later prompts show them); the reason kept."""
         worktree = Path(attempt.worktree)
@@ -180,8 +190,10 @@ class Harness:
         reason = "violation: " + "; ".join(found[:10])
         if len(found) > 10:
             reason += f"; and {len(found) - 10} more"
-        reason = self.end_attempt(attempt, "violation", reason, Entry("violation", reason))
-        self.emit("attempt_failed", task.id, reason=reason)
+        reason = self.end_attempt(
+            attempt, AttemptStatus.VIOLATION, reason, Entry(LedgerOutcome.VIOLATION, reason)
+        )
+        self.emit(EventKind.ATTEMPT_FAILED, task.id, reason=reason)
         # Nothing more runs until a person has looked: what the agent changed (the plan, the
         # repository's settings) would otherwise steer the tasks after it.
         self.violated = (
@@ -223,9 +235,9 @@ class Harness:
             return []
 
     def step(self, message: str) -> None:
-        self.emit("step", message=message)
+        self.emit(EventKind.STEP, message=message)
 
-    def emit(self, kind: str, task_id: str | None = None, **data: Any) -> None:
+    def emit(self, kind: EventKind, task_id: str | None = None, **data: Any) -> None:
         self.listener(self.store.event(self.run.id, kind, task_id, **self.redact.value(data)))
 
 

@@ -11,7 +11,8 @@ from taskhand import prompts, workspace
 from taskhand.pipeline.harness import Harness, verdict_json
 from taskhand.pipeline.work import Ended, Work
 from taskhand.plan.model import Status
-from taskhand.state.ledger import Entry
+from taskhand.state.ledger import Entry, LedgerOutcome
+from taskhand.state.records import AttemptStatus
 from taskhand.unit import Case, Outcome, Role, Verdict
 
 # An empty change is rejected by the harness itself: there is nothing for a reviewer to read.
@@ -22,6 +23,8 @@ NOTHING_DONE = Verdict(
     [],
     "Make the changes the task asks for in the workspace.",
 )
+
+FAILED = AttemptStatus.FAILED
 
 
 def implement(h: Harness, work: Work) -> Ended | None:
@@ -34,23 +37,27 @@ def implement(h: Harness, work: Work) -> Ended | None:
     if broken:
         return h.violation(attempt, task, broken)
     if outcome.case is Case.QUESTION and outcome.question:
-        h.store.finish_attempt(attempt.id, "question", h.redact(outcome.question.text))
+        h.store.finish_attempt(attempt.id, AttemptStatus.QUESTION, h.redact(outcome.question.text))
         return Ended(Status.WAIT, request(outcome))
     if outcome.case is Case.FAILED:
         failure = outcome.failure or "the agent gave up"
-        failure = h.end_attempt(attempt, "gave_up", failure, Entry("gave_up", failure))
+        failure = h.end_attempt(
+            attempt, AttemptStatus.GAVE_UP, failure, Entry(LedgerOutcome.GAVE_UP, failure)
+        )
         return Ended(Status.FAIL, failure)
     if outcome.case is not Case.DONE:
         failure = outcome.failure or "the agent did not finish"
-        return h.retry(attempt, task, "failed", failure, Entry("unit_failed", failure))
+        return h.retry(attempt, task, FAILED, failure, Entry(LedgerOutcome.UNIT_FAILED, failure))
     try:
         candidate = workspace.collect(h.repo, work.ws, work.base, f"{task.id}: {task.title}")
     except workspace.WorkspaceError as exc:
         failure = str(exc)
-        return h.retry(attempt, task, "failed", failure, Entry("unit_failed", failure))
+        return h.retry(attempt, task, FAILED, failure, Entry(LedgerOutcome.UNIT_FAILED, failure))
     if candidate is None:
-        entry = Entry("no_changes", NOTHING_DONE.concern, verdicts=[verdict_json(NOTHING_DONE)])
-        return h.retry(attempt, task, "failed", "the attempt changed no files", entry)
+        entry = Entry(
+            LedgerOutcome.NO_CHANGES, NOTHING_DONE.concern, verdicts=[verdict_json(NOTHING_DONE)]
+        )
+        return h.retry(attempt, task, FAILED, "the attempt changed no files", entry)
     h.record_candidate(attempt, candidate)
     work.outcome, work.candidate = outcome, candidate
     return None

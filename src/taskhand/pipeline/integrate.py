@@ -10,7 +10,9 @@ from taskhand.pipeline.gate import gates
 from taskhand.pipeline.harness import Harness, case_json
 from taskhand.pipeline.work import Ended, Work
 from taskhand.plan.model import Status
-from taskhand.state.ledger import Entry
+from taskhand.state.events import EventKind
+from taskhand.state.ledger import Entry, LedgerOutcome
+from taskhand.state.records import AttemptStatus
 from taskhand.workspace import diffs, refs
 
 
@@ -23,8 +25,10 @@ def integrate(h: Harness, work: Work) -> Ended | None:
     summary = work.summary or diffs.summary(h.repo, work.base, work.candidate)
     resolution = work.outcome.resolution or f"{task.title}: done"
     case = case_json(work.outcome)
-    entry = Entry("accepted", resolution, summary, case, gates(work.gates), work.verdicts)
-    resolution = h.end_attempt(attempt, "passed", resolution, entry)
+    entry = Entry(
+        LedgerOutcome.ACCEPTED, resolution, summary, case, gates(work.gates), work.verdicts
+    )
+    resolution = h.end_attempt(attempt, AttemptStatus.PASSED, resolution, entry)
     refs.move_branch(h.repo, h.run.run_branch, work.candidate, work.base)
-    h.emit("integrated", task.id, sha=work.candidate)
+    h.emit(EventKind.INTEGRATED, task.id, sha=work.candidate)
     return Ended(Status.DONE, resolution)

@@ -14,10 +14,12 @@ from taskhand.pipeline.gate import gates
 from taskhand.pipeline.harness import Harness, case_json, verdict_json
 from taskhand.pipeline.work import Ended, Work
 from taskhand.plan.model import Status
-from taskhand.state.ledger import Entry
+from taskhand.state.events import EventKind
+from taskhand.state.ledger import Entry, LedgerOutcome
+from taskhand.state.records import AttemptStatus
 from taskhand.unit import Case, Role, Verdict
 from taskhand.workspace import diffs
-from taskhand.workspace.review_copy import VIOLATION, disposable_copy
+from taskhand.workspace.review_copy import disposable_copy
 
 REVIEW_TRIES = 2  # a reviewer that breaks or writes outside its copy is replaced once
 
@@ -27,7 +29,7 @@ class Stop:
     """Why a review ended without verdicts: the attempt's outcome and the reason."""
 
     # review_failed, capped (the task's budget), interrupted (the run's cap) or violation
-    outcome: str
+    outcome: AttemptStatus
     reason: str
 
 
@@ -37,22 +39,26 @@ def review(h: Harness, work: Work) -> Ended | None:
     work.summary = diffs.summary(h.repo, work.base, work.candidate)
     case = case_json(work.outcome)
     found = verdicts(h, work)
-    if isinstance(found, Stop) and found.outcome == "interrupted":
+    if isinstance(found, Stop) and found.outcome == AttemptStatus.INTERRUPTED:
         return Ended(None, found.reason, run_capped=True)  # paused: resumed at this stage
-    if isinstance(found, Stop) and found.outcome == "violation":
+    if isinstance(found, Stop) and found.outcome == AttemptStatus.VIOLATION:
         return h.violation(attempt, task, [found.reason])
     if isinstance(found, Stop):
-        entry = Entry(found.outcome, found.reason, work.summary, case, gates(work.gates))
+        entry = Entry(
+            LedgerOutcome(found.outcome), found.reason, work.summary, case, gates(work.gates)
+        )
         reason = h.end_attempt(attempt, found.outcome, found.reason, entry)
-        h.emit("attempt_failed", task.id, reason=reason)
+        h.emit(EventKind.ATTEMPT_FAILED, task.id, reason=reason)
         return Ended(Status.FAIL, reason)
     work.verdicts = [verdict_json(v, lens) for lens, v in found]
     rejections = [(lens, v) for lens, v in found if not v.accepted]
     if not rejections:
         return None
     reason = "; ".join(_rejection(lens, v) for lens, v in rejections)
-    entry = Entry("rejected", reason, work.summary, case, gates(work.gates), work.verdicts)
-    return h.retry(attempt, task, "rejected", reason, entry)
+    entry = Entry(
+        LedgerOutcome.REJECTED, reason, work.summary, case, gates(work.gates), work.verdicts
+    )
+    return h.retry(attempt, task, AttemptStatus.REJECTED, reason, entry)
 
 
 def verdicts(h: Harness, work: Work) -> list[tuple[str, Verdict]] | Stop:
@@ -73,16 +79,16 @@ def verdicts(h: Harness, work: Work) -> list[tuple[str, Verdict]] | Stop:
     for lens in h.config.lenses:
         spent = h.task_cap(task.id)  # the worker's unit may have used up the budget
         if spent:
-            return Stop("capped", spent)
+            return Stop(AttemptStatus.CAPPED, spent)
         capped = h.run_cap()  # or the run's: stop before paying a reviewer, resumably
         if capped:
-            return Stop("interrupted", capped)
+            return Stop(AttemptStatus.INTERRUPTED, capped)
         prompt = h.redact(prompts.evaluator(task, context, shown, lens))
         verdict = reviewer(h, work, prompt, lens)
         if isinstance(verdict, Stop):
             return verdict
         if isinstance(verdict, str):
-            return Stop("review_failed", verdict)
+            return Stop(AttemptStatus.REVIEW_FAILED, verdict)
         found.append((lens, verdict))
     return found
 
@@ -99,22 +105,27 @@ def reviewer(h: Harness, work: Work, prompt: str, lens: str) -> Verdict | str | 
             outcome = h.unit(Role.EVALUATOR, task, attempt, copy.path, prompt, lens)
             broken = h.breaches(before, f"the {lens} review", task.id)
         if broken:
-            return Stop("violation", "; ".join(broken))
+            return Stop(AttemptStatus.VIOLATION, "; ".join(broken))
         if copy.violations:
-            problem = f"{VIOLATION}: the {lens} reviewer changed the candidate: " + ", ".join(
-                copy.violations[:10]
+            problem = (
+                f"{EventKind.REVIEWER_WRITE_VIOLATION}: the {lens} reviewer changed the candidate: "
+                + ", ".join(copy.violations[:10])
             )
             # The candidate is its commit; the next reviewer's check starts from here.
-            h.emit(VIOLATION, task.id, lens=lens, changes=copy.violations[:50])
+            h.emit(
+                EventKind.REVIEWER_WRITE_VIOLATION, task.id, lens=lens, changes=copy.violations[:50]
+            )
             continue
         if outcome.case is Case.DONE and outcome.verdict is not None:
-            h.emit("verdict", task.id, **h.redact.value(verdict_json(outcome.verdict, lens)))
+            h.emit(
+                EventKind.VERDICT, task.id, **h.redact.value(verdict_json(outcome.verdict, lens))
+            )
             return outcome.verdict
         problem = f"the {lens} reviewer gave no verdict: {outcome.failure or outcome.case}"
-        h.emit("review_failed", task.id, lens=lens, reason=problem)
+        h.emit(EventKind.REVIEW_FAILED, task.id, lens=lens, reason=problem)
     return problem
 
 
 def _rejection(lens: str, verdict: Verdict) -> str:
     who = "" if lens == "general" else f" ({lens})"
-    return f"rejected{who} as {verdict.category}: {verdict.concern}"
+    return f"{AttemptStatus.REJECTED}{who} as {verdict.category}: {verdict.concern}"

@@ -16,7 +16,8 @@ from taskhand.pipeline.harness import Harness, case_json
 from taskhand.pipeline.work import Ended, Stage, Work
 from taskhand.plan.model import Plan, Task
 from taskhand.plan.templates import slug
-from taskhand.state.records import Attempt
+from taskhand.state.events import EventKind
+from taskhand.state.records import Attempt, AttemptStatus
 from taskhand.state.status import StatusBook
 from taskhand.unit import Case, CaseReport, Outcome
 from taskhand.workspace import Workspace, git, refs
@@ -41,7 +42,7 @@ def attempt(
     opened = h.store.start_attempt(h.run.id, task.id, str(path), branch, base)
     building_on = _building_on(h, earlier, base)
     start = building_on.candidate_sha if building_on else None
-    h.emit("attempt_started", task.id, attempt=opened.number, start=start or base)
+    h.emit(EventKind.ATTEMPT_STARTED, task.id, attempt=opened.number, start=start or base)
     shown = building_on.number if building_on else None
     with _workspace_at(h, task, opened, start or base) as ws:
         work = Work(plan, book, task, opened, ws, shown)
@@ -56,10 +57,10 @@ def _through(h: Harness, pipeline: Sequence[Stage], work: Work, first: int) -> E
             continue
         if ended.run_capped:
             assert work.outcome is not None
-            h.store.finish_attempt(work.attempt.id, "paused", h.redact(ended.text))
+            h.store.finish_attempt(work.attempt.id, AttemptStatus.PAUSED, h.redact(ended.text))
             case = case_json(work.outcome)
             number, at = work.attempt.number, stages.name(stage)
-            h.emit("attempt_paused", work.task.id, attempt=number, case=case, stage=at)
+            h.emit(EventKind.ATTEMPT_PAUSED, work.task.id, attempt=number, case=case, stage=at)
         return ended
     names = ", ".join(stages.name(s) for s in pipeline)
     raise RuntimeError(f"the pipeline ({names}) ended without concluding the attempt")
@@ -71,10 +72,10 @@ def _resume(
     """Go on with a paused attempt at the stage it paused in: its candidate, case and gate
     results as recorded."""
     h.store.reopen_attempt(paused.id)
-    h.emit("attempt_resumed", task.id, attempt=paused.number)
+    h.emit(EventKind.ATTEMPT_RESUMED, task.id, attempt=paused.number)
     case: dict[str, Any] = {}
     stage = "review"
-    for event in h.store.events_of(h.run.id, "attempt_paused"):
+    for event in h.store.events_of(h.run.id, EventKind.ATTEMPT_PAUSED):
         if event.task_id == task.id and event.data["attempt"] == paused.number:
             # Runs before pipelines were declared paused only in review.
             case, stage = dict(event.data["case"]), str(event.data.get("stage", "review"))
@@ -105,18 +106,18 @@ def _workspace_at(h: Harness, task: Task, opened: Attempt, sha: str) -> Iterator
 
 def _paused(earlier: list[Attempt], base: str) -> Attempt | None:
     """The task's last attempt, when a run cap stopped it before its review on `base`."""
-    ended = [a for a in earlier if a.status != "interrupted"]
+    ended = [a for a in earlier if a.status != AttemptStatus.INTERRUPTED]
     last = ended[-1] if ended else None
-    usable = last is not None and last.status == "paused" and last.candidate_sha
+    usable = last is not None and last.status == AttemptStatus.PAUSED and last.candidate_sha
     return last if usable and last is not None and last.base_sha == base else None
 
 
 def _building_on(h: Harness, earlier: list[Attempt], base: str) -> Attempt | None:
     """The rejected attempt the next one continues from: a reviewer's findings are fixed
     in the work it read, not by starting over. Only when its candidate sits on `base`."""
-    ended = [a for a in earlier if a.status != "interrupted"]
+    ended = [a for a in earlier if a.status != AttemptStatus.INTERRUPTED]
     last = ended[-1] if ended else None
-    if last is None or last.status != "rejected" or not last.candidate_sha:
+    if last is None or last.status != AttemptStatus.REJECTED or not last.candidate_sha:
         return None
     return last if git.resolve(h.repo, f"{last.candidate_sha}^") == base else None
 

@@ -27,8 +27,9 @@ from taskhand.plan.problems import PlanError
 from taskhand.plan.schedule import Exit
 from taskhand.run import attempt as attempts
 from taskhand.run.preflight import validate
+from taskhand.state.events import EventKind
 from taskhand.state.paths import StateDir
-from taskhand.state.records import Run
+from taskhand.state.records import AttemptStatus, Run, RunStatus
 from taskhand.state.status import StatusBook
 from taskhand.state.store import Store
 from taskhand.unit import Sandbox
@@ -37,11 +38,14 @@ from taskhand.workspace import git, refs, review_copy, worktrees
 __all__ = ["Listener", "Runner", "load"]
 
 RUN_STATUS = {
-    Exit.PLAN_COMPLETED: "completed",
-    Exit.FAILED_TASKS: "failed",
-    Exit.WAITING: "waiting",
-    Exit.NO_ELIGIBLE: "stopped",
+    Exit.PLAN_COMPLETED: RunStatus.COMPLETED,
+    Exit.FAILED_TASKS: RunStatus.FAILED,
+    Exit.WAITING: RunStatus.WAITING,
+    Exit.NO_ELIGIBLE: RunStatus.STOPPED,
 }
+
+# Attempts that end their task: a run killed before concluding it concludes it on resume.
+_ENDS_THE_TASK = (AttemptStatus.GAVE_UP, AttemptStatus.REVIEW_FAILED, AttemptStatus.CAPPED)
 
 
 def load(plan_path: Path) -> Plan:
@@ -81,13 +85,15 @@ class Runner:
     def execute(self) -> Summary:
         branches = [self.run.run_branch, *{a.branch for a in self.store.attempts(self.run.id)}]
         for branch in refs.clear_ref_locks(self.h.repo, branches):
-            self.h.emit("warning", message=f"removed a stale lock on {branch} left by a killed git")
+            self.h.emit(
+                EventKind.WARNING, message=f"removed a stale lock on {branch} left by a killed git"
+            )
         self.ensure_run_branch()
         self.h.guard.check_refs()  # never build on a branch the store did not write
         dirty = git.dirty_paths(self.h.repo)
         if dirty:
             self.h.emit(
-                "warning",
+                EventKind.WARNING,
                 message=f"{len(dirty)} uncommitted or untracked paths in your "
                 "checkout are not visible to tasks; they start from the run's base commit",
             )
@@ -98,7 +104,7 @@ class Runner:
             book = StatusBook(plan, self.store, self.run.id)
             cap = self.h.run_cap()
             if cap:
-                return self.stop("capped", cap)
+                return self.stop(RunStatus.CAPPED, cap)
             if resumed is not None:
                 task, resumed = plan.task(resumed), None
             else:
@@ -115,11 +121,11 @@ class Runner:
             assert task is not None
             status = self.process(plan, book, task)
             if not isinstance(status, Status):  # capped mid-task: stop, resumably
-                return self.stop("capped", status)
+                return self.stop(RunStatus.CAPPED, status)
             book.complete(task.id, status)
             self.h.step("TaskTrack STEP: Complete")
             if self.h.violated:
-                return self.stop("stopped", self.h.violated)
+                return self.stop(RunStatus.STOPPED, self.h.violated)
 
     def load_plan(self) -> Plan:
         """The plan as its files say now: a person may sharpen a task between passes.
@@ -132,7 +138,9 @@ class Runner:
         )
         if self._plan is None or signature != self._signature:
             if self._plan is not None:
-                self.h.emit("plan_changed", message="the plan's files changed; read them again")
+                self.h.emit(
+                    EventKind.PLAN_CHANGED, message="the plan's files changed; read them again"
+                )
             self._plan, self._signature = load(self.h.plan_path), signature
         return self._plan
 
@@ -148,8 +156,10 @@ class Runner:
         plan = self.load_plan()
         book = StatusBook(plan, self.store, self.run.id)
         for attempt in self.store.open_attempts(self.run.id):
-            self.store.finish_attempt(attempt.id, "interrupted", "the run was interrupted")
-            self.h.emit("attempt_interrupted", attempt.task_id, attempt=attempt.number)
+            self.store.finish_attempt(
+                attempt.id, AttemptStatus.INTERRUPTED, "the run was interrupted"
+            )
+            self.h.emit(EventKind.ATTEMPT_INTERRUPTED, attempt.task_id, attempt=attempt.number)
         self.prune_worktrees()
         for task in plan.tasks:
             if book.overview_status(task.id) is Status.BUSY and task.status is not Status.BUSY:
@@ -165,7 +175,9 @@ class Runner:
 
     def settle_integrated(self, plan: Plan, book: StatusBook, task_id: str) -> Status | None:
         """Conclude a task whose accepted candidate was integrated before the run died."""
-        attempts = [a for a in self.store.attempts(self.run.id, task_id) if a.status == "passed"]
+        attempts = [
+            a for a in self.store.attempts(self.run.id, task_id) if a.status == AttemptStatus.PASSED
+        ]
         head = refs.branch_sha(self.h.repo, self.run.run_branch)
         if not attempts or head is None or not attempts[-1].candidate_sha:
             return None
@@ -176,14 +188,15 @@ class Runner:
                 return None
             refs.move_branch(self.h.repo, self.run.run_branch, candidate, head)
         logged = any(
-            e.kind == "integrated" and e.task_id == task_id for e in self.store.events(self.run.id)
+            e.kind == EventKind.INTEGRATED and e.task_id == task_id
+            for e in self.store.events(self.run.id)
         )
         if not logged:  # the run died between moving the branch and saying so
-            self.h.emit("integrated", task_id, sha=candidate)
+            self.h.emit(EventKind.INTEGRATED, task_id, sha=candidate)
         resolution = last.reason or "done"
         self.h.step("TaskTrack STEP: Conclude")
         book.conclude(task_id, Status.DONE, resolution)
-        self.h.emit("task_concluded", task_id, status=str(Status.DONE), text=resolution)
+        self.h.emit(EventKind.TASK_CONCLUDED, task_id, status=str(Status.DONE), text=resolution)
         self.h.step(f"TaskTrack FINISHED: Task {task_id}")
         return Status.DONE
 
@@ -209,7 +222,7 @@ class Runner:
         assert result.status is not None
         self.h.step("TaskTrack STEP: Conclude")
         book.conclude(task.id, result.status, self.h.redact(result.text))
-        self.h.emit("task_concluded", task.id, status=str(result.status), text=result.text)
+        self.h.emit(EventKind.TASK_CONCLUDED, task.id, status=str(result.status), text=result.text)
         self.h.step(f"TaskTrack FINISHED: Task {task.id}")
         return result.status
 
@@ -217,10 +230,10 @@ class Runner:
         """Why the task may not have another attempt: too many failed, or rejected, or "".
         Counted since the task was last reopened: a reopened task has its attempts again."""
         attempts = self.store.counted_attempts(self.run.id, task.id)
-        failed = [a for a in attempts if a.status == "failed"]
-        rejected = [a for a in attempts if a.status == "rejected"]
+        failed = [a for a in attempts if a.status == AttemptStatus.FAILED]
+        rejected = [a for a in attempts if a.status == AttemptStatus.REJECTED]
         # An attempt that ended the task (a run killed before concluding it is resumed here).
-        final = [a for a in attempts if a.status in ("gave_up", "review_failed", "capped")]
+        final = [a for a in attempts if a.status in _ENDS_THE_TASK]
         if final:
             return final[-1].reason or f"the last attempt ended as {final[-1].status}"
         if len(failed) >= (task.max_attempts or self.h.caps.max_attempts):
@@ -237,11 +250,11 @@ class Runner:
         self.h.step(reason.message)
         return self.stop(RUN_STATUS[reason], reason.message)
 
-    def stop(self, status: str, message: str) -> Summary:
+    def stop(self, status: RunStatus, message: str) -> Summary:
         for lens in self.config.lenses:  # the copies served the whole run; they go with it
             review_copy.release(*self.h.review_copy(lens))
         self.store.set_run_status(self.run.id, status, message)
-        self.h.emit("run_finished", status=status, message=message)
+        self.h.emit(EventKind.RUN_FINISHED, status=status, message=message)
         run_dir = self.state.run_dir(self.run.id)
         run_dir.mkdir(parents=True, exist_ok=True)
         self.store.export_events(self.run.id, run_dir / "events.jsonl")

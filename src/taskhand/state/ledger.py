@@ -112,7 +112,7 @@ class Entry:
     the worker's case, `gates` the machine checks, `verdicts` the reviewers' judgements, each
     in its JSON form (`CaseNote`, `CheckNote`, `VerdictNote` as_json)."""
 
-    outcome: str  # a LedgerOutcome; the store refuses any other word
+    outcome: LedgerOutcome
     summary: str
     diff_summary: str = ""
     report: dict[str, Any] = field(default_factory=dict)

@@ -15,7 +15,7 @@ from taskhand.state.events import Event, EventKind, check
 class EventLog(Database):
     """The log's part of the store."""
 
-    def event(self, run_id: str, kind: str, task_id: str | None = None, **data: Any) -> Event:
+    def event(self, run_id: str, kind: EventKind, task_id: str | None = None, **data: Any) -> Event:
         """Append to the run's log: `kind` is an EventKind and `data` its payload's fields
         (events.PAYLOADS). Values that JSON cannot hold are written as their str()."""
         known = check(kind, data)
@@ -26,7 +26,7 @@ class EventLog(Database):
         """The run's events with an id above `after`, oldest first (for tailing the log)."""
         return self._select(Event, "run_id = ? AND id > ? ORDER BY id", (run_id, after))
 
-    def events_of(self, run_id: str, kind: str) -> list[Event]:
+    def events_of(self, run_id: str, kind: EventKind) -> list[Event]:
         """The run's events of one kind (an EventKind), oldest first."""
         return self._select(Event, "run_id = ? AND kind = ? ORDER BY id", (run_id, kind))
 

@@ -85,7 +85,7 @@ class Store(EventLog):
         where = "?1 IS NULL OR plan_path = ?1 ORDER BY created DESC, id DESC LIMIT 1"
         return next(iter(self._select(Run, where, (plan_path,))), None)
 
-    def set_run_status(self, run_id: str, status: str, reason: str | None = None) -> None:
+    def set_run_status(self, run_id: str, status: RunStatus, reason: str | None = None) -> None:
         """Record where the run stands: `status` is a RunStatus (any other word is refused)."""
         sql = "UPDATE runs SET status = ?, reason = ?, updated = ? WHERE id = ?"
         self._update(sql, (RunStatus(status), reason, now(), run_id), f"no run {run_id!r}")
@@ -127,7 +127,7 @@ class Store(EventLog):
         self,
         run_id: str,
         task_id: str,
-        status: str,
+        status: Status,
         reason: str | None = None,
         request: str | None = None,
     ) -> None:
@@ -238,7 +238,7 @@ class Store(EventLog):
     def finish_attempt(
         self,
         attempt_id: int,
-        status: str,
+        status: AttemptStatus,
         reason: str | None = None,
         entry: Entry | None = None,
     ) -> None:
@@ -296,7 +296,7 @@ class Store(EventLog):
     def start_unit(
         self,
         attempt_id: int,
-        role: str,
+        role: Role,
         agent: str,
         model: str | None,
         prompt: str,
@@ -313,7 +313,7 @@ class Store(EventLog):
                 raise KeyError(f"no attempt {attempt_id}")
             return cursor.lastrowid
 
-    def finish_unit(self, unit_id: int, outcome: str, usage: Usage, transcript: str | None) -> None:
+    def finish_unit(self, unit_id: int, outcome: Case, usage: Usage, transcript: str | None) -> None:
         """End a unit as `outcome` (a Case), with what it consumed."""
         sql = (
             "UPDATE units SET ended = ?, outcome = ?, tokens_in = ?, tokens_out = ?,"

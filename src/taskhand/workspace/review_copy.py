@@ -18,8 +18,6 @@ from pathlib import Path
 from taskhand import workspace
 from taskhand.workspace.snapshot import differences, tree_digests
 
-VIOLATION = "reviewer_write_violation"
-
 
 @dataclass
 class Copy:
