@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from taskhand.config import PromptCaps, RunConfig
 from taskhand.state.paths import StateDir
 from taskhand.state.store import Store
@@ -145,6 +147,47 @@ def test_review_options_reach_the_run(tmp_path: Path, run_cli: RunCli) -> None:
         900,
     )
     assert lenses == ["", "tests", "security"]
+
+
+def test_settings_come_from_variables_under_the_flags(
+    tmp_path: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = repo_with_plan(tmp_path)
+    (repo / "plan" / "taskhand.toml").write_text("[review]\nbounces = 4\n")
+    replay = script(
+        tmp_path,
+        {"T-001": [attempt(write("a.txt", "a\n"))], "T-002": [attempt(write("b.txt", "b\n"))]},
+    )
+    monkeypatch.setenv("TASKHAND_REVIEW", "tests")
+    monkeypatch.setenv("TASKHAND_BOUNCES", "6")
+    monkeypatch.setenv("TASKHAND_SCRIPT", str(replay))
+    result = run_cli("run", repo / "plan", "--bounces", "5", "--sandbox", "none")
+    assert result.exit_code == 0, result.output
+    with Store.open(StateDir.for_repo(repo).database) as store:
+        config = RunConfig.from_json(store.runs()[0].config)
+    assert (config.lenses, config.caps.bounces, config.sandbox) == (["tests"], 5, "none")
+    assert config.script == str(replay.resolve())
+
+
+def test_a_bad_variable_or_flag_is_one_line_before_anything_is_made(
+    tmp_path: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = repo_with_plan(tmp_path)
+    timeout = run_cli("run", repo / "plan", "--unit-timeout", "0")
+    assert timeout.exit_code == 2 and timeout.stderr.count("\n") == 1
+    assert timeout.stderr.startswith(
+        "taskhand: error: invalid value for '--unit-timeout': 0.0 is below 1 "
+        "(fix: a number of seconds >= 1)"
+    )
+    monkeypatch.setenv("TASKHAND_SANDBOX", "docker")
+    sandbox = run_cli("run", repo / "plan")
+    assert sandbox.exit_code == 1
+    assert sandbox.stderr == (
+        "taskhand: error: TASKHAND_SANDBOX = 'docker' is not a sandbox taskhand knows "
+        "(fix: auto, bwrap, none, or unset it)\n"
+    )
+    assert git(repo, "branch", "--format=%(refname:short)").split() == ["main"]
+    assert not StateDir.for_repo(repo).database.exists()
 
 
 def test_a_run_started_before_reviews_existed_resumes_with_the_defaults() -> None:

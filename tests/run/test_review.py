@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from taskhand import settings
+from taskhand import config
 from taskhand.plan.model import Status
 from taskhand.state.ledger import LedgerEntry
 from taskhand.state.paths import StateDir
@@ -240,7 +240,7 @@ def test_a_campaign_runs_each_lens_in_its_own_copy_and_blocking_findings_go_back
     )
     second = attempt(write("a.txt", "a!\n"), review={"verdict": "accept", "actions": [where]})
     replay = script(tmp_path, {"T-001": [first, second]})
-    lenses = settings.review(repo / "plan").lenses
+    lenses = config.build(repo / "plan", env={}).lenses
     # Unconfined, so the reviewers can note where they work in a file outside their copies.
     summary, record = run_plan(repo / "plan", repo, replay, lenses=lenses, sandbox="none")
     assert summary.status == "completed"

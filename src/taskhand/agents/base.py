@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from taskhand.errors import UserError
 from taskhand.unit import Outcome, Unit
 
 
-class AgentError(ValueError):
+class AgentError(UserError, ValueError):
     """An agent that cannot be used as asked; the message says why and the fix."""
 
 

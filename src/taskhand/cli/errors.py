@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from taskhand.errors import split_fix
 from taskhand.plan.problems import PlanError, Problem
 from taskhand.text import dumps, printable
 
@@ -59,14 +60,6 @@ def wants_json(args: Sequence[str]) -> bool:
     if "--" in options:
         options = options[: options.index("--")]
     return JSON_FLAG in options
-
-
-def split_fix(message: str) -> tuple[str, str]:
-    """'what (fix: how)' -> ('what', 'how'); a message without a fix keeps all of it."""
-    what, marker, fix = message.rpartition(" (fix: ")
-    if not marker or not fix.endswith(")"):
-        return message, ""
-    return what, fix[:-1]
 
 
 def from_plan_error(exc: PlanError, as_json: bool) -> Failure:

@@ -9,40 +9,25 @@ from typing import Any, NoReturn
 
 import click
 
-from taskhand.agents import AgentError
 from taskhand.cli import errors as cli_errors
 from taskhand.cli import feedback as cli_feedback
 from taskhand.cli import run as cli_run
 from taskhand.cli.errors import Failure
+from taskhand.errors import UserError
 from taskhand.plan import schedule, templates, validate
 from taskhand.plan.formats import markdown
 from taskhand.plan.model import Dialect, Plan
 from taskhand.plan.problems import PlanError, display_path, relative_path
 from taskhand.plan.schedule import Statuses
-from taskhand.plan.templates import InitError
 from taskhand.run import feedback, preflight
-from taskhand.run.launch import RunError
-from taskhand.settings import SettingsError
-from taskhand.state.lock import LockedError
 from taskhand.text import dumps
 from taskhand.views import plan as views
 from taskhand.views.terminal import echo
-from taskhand.workspace.git import GitError
 
 EXIT_NONE_ELIGIBLE = 3
 JSON_ERRORS = "taskhand.json_errors"  # in the context's meta: --json was asked for
 # `taskhand` alone prints the help (exit 2); that is no error to restyle.
 _SHOWS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
-# Errors whose message is already one line naming what is wrong and the fix.
-EXPECTED = (
-    GitError,
-    AgentError,
-    LockedError,
-    RunError,
-    InitError,
-    SettingsError,
-    feedback.FeedbackError,
-)
 
 
 class Group(click.Group):
@@ -83,7 +68,7 @@ class Group(click.Group):
             raise SystemExit(141) from None
         except PlanError as exc:
             raise cli_errors.from_plan_error(exc, as_json) from None
-        except EXPECTED as exc:
+        except UserError as exc:  # an expected failure: one line naming what and the fix
             raise Failure(str(exc), as_json=as_json) from None
         except Exception as exc:
             if os.environ.get("TASKHAND_DEBUG"):
@@ -147,10 +132,7 @@ def init(
     folder: Path, dialect: str, code: str | None, title: str | None, spec: Path | None
 ) -> None:
     """Create a plan in FOLDER: an overview and a first task to edit."""
-    try:
-        written = templates.init_plan(folder, Dialect(dialect), code, title, spec)
-    except templates.InitError as exc:
-        raise Failure(str(exc)) from None
+    written = templates.init_plan(folder, Dialect(dialect), code, title, spec)
     for path in written:
         click.echo(f"created {display_path(path)}")
     click.echo(f"next: edit the files, then run 'taskhand validate {display_path(folder)}'")

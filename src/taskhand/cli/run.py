@@ -13,8 +13,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from taskhand import config as runconfig
-from taskhand import demo, settings
+from taskhand import config, demo
 from taskhand.host import interrupts
 from taskhand.plan import formats
 from taskhand.plan.model import Status
@@ -23,7 +22,7 @@ from taskhand.state.paths import StateDir
 from taskhand.state.records import Run, RunStatus
 from taskhand.state.store import Store
 from taskhand.text import dumps, printable
-from taskhand.unit import LENSES, Role
+from taskhand.unit import LENSES
 from taskhand.views import ledger as ledger_view
 from taskhand.views import progress as watch
 from taskhand.views import stats as stats_view
@@ -79,7 +78,7 @@ def _repo_here() -> Path | None:
         return None
 
 
-def _report(summary: runconfig.Summary, as_json: bool) -> None:
+def _report(summary: config.Summary, as_json: bool) -> None:
     if as_json:
         return
     with watch.reader_may_leave():
@@ -92,41 +91,44 @@ def _report(summary: runconfig.Summary, as_json: bool) -> None:
         echo(f"costs: taskhand stats {summary.run_id}")
 
 
-def _finish(summary: runconfig.Summary) -> None:
+def _finish(summary: config.Summary) -> None:
     sys.exit(EXIT_CODES.get(RunStatus(summary.status), EXIT_UNFINISHED))
+
+
+def _default(text: str, value: object) -> str:
+    return f"{text} (default: {value})."
+
+
+_CAPS = config.Caps()
 
 
 @click.command()
 @click.argument("plan", type=click.Path(path_type=Path))
 @click.option(
     "--agent",
-    help="The agent backend (default: the plan's taskhand.toml, $TASKHAND_AGENT, else replay).",
+    help="The agent backend (default: the plan's taskhand.toml, $TASKHAND_AGENT, else "
+    f"{config.DEFAULT_AGENT}).",
 )
 @click.option("--model", help="The model the agent uses.")
 @click.option("--script", type=click.Path(path_type=Path), help="The replay agent's script.")
-@click.option(
-    "--base", "base_ref", default="HEAD", show_default=True, help="The commit tasks start from."
-)
+@click.option("--base", "base_ref", help=_default("The commit tasks start from", "HEAD"))
 @click.option("--new", is_flag=True, help="Start a new run even if the last one is unfinished.")
 @click.option(
     "--sandbox",
-    type=click.Choice(["auto", "bwrap", "none"]),
-    default="auto",
-    show_default=True,
+    metavar="[auto|bwrap|none]",
     help="What confines the agents' processes: bwrap (bubblewrap), none, or auto "
-    "(bwrap when it works here, else none with a warning).",
+    "(bwrap when it works here, else none with a warning; the default).",
 )
 @click.option(
     "--max-attempts",
-    type=click.IntRange(1),
-    default=3,
-    show_default=True,
-    help="Attempts per task that may fail their checks.",
+    type=int,
+    help=_default("Attempts per task that may fail their checks", _CAPS.max_attempts),
 )
 @click.option(
     "--bounces",
-    type=click.IntRange(1),
-    help="Attempts per task the reviewer may reject (default: the plan's taskhand.toml, else 3).",
+    type=int,
+    help="Attempts per task the reviewer may reject (default: the plan's taskhand.toml, else "
+    f"{_CAPS.bounces}).",
 )
 @click.option(
     "--review",
@@ -140,73 +142,32 @@ def _finish(summary: runconfig.Summary) -> None:
 @click.option("--evaluator-model", help="The model the reviewers use.")
 @click.option(
     "--unit-timeout",
-    type=click.FloatRange(min=1),
-    default=1800,
-    show_default=True,
-    help="Seconds per agent unit.",
+    "unit_seconds",
+    type=float,
+    help=_default("Seconds per agent unit", f"{_CAPS.unit_seconds:g}"),
 )
-@click.option("--run-timeout", type=click.FloatRange(min=1), help="Wall-clock seconds per run.")
-@click.option("--task-tokens", type=click.IntRange(1), help="Token cap per task.")
-@click.option("--run-tokens", type=click.IntRange(1), help="Token cap per run.")
-@click.option("--task-dollars", type=click.FloatRange(min=0), help="Spend cap per task.")
-@click.option("--run-dollars", type=click.FloatRange(min=0), help="Spend cap per run.")
+@click.option("--run-timeout", "run_seconds", type=float, help="Wall-clock seconds per run.")
+@click.option("--task-tokens", type=int, help="Token cap per task.")
+@click.option("--run-tokens", type=int, help="Token cap per run.")
+@click.option("--task-dollars", type=float, help="Spend cap per task.")
+@click.option("--run-dollars", type=float, help="Spend cap per run.")
 @REPO
 @JSON
-def run(
-    plan: Path,
-    agent: str,
-    model: str | None,
-    script: Path | None,
-    base_ref: str,
-    new: bool,
-    sandbox: str,
-    max_attempts: int,
-    bounces: int | None,
-    lenses: str | None,
-    evaluator: str | None,
-    evaluator_model: str | None,
-    unit_timeout: float,
-    run_timeout: float | None,
-    task_tokens: int | None,
-    run_tokens: int | None,
-    task_dollars: float | None,
-    run_dollars: float | None,
-    repo: Path | None,
-    as_json: bool,
-) -> None:
+def run(plan: Path, new: bool, repo: Path | None, as_json: bool, **flags: Any) -> None:
     """Work through PLAN: each task in its own worktree, gated, integrated into a run branch.
 
     An unfinished earlier run of the same plan is continued (use --new for a fresh one).
+    Every option but --new, --repo and --json may come from a variable instead: TASKHAND_ and
+    the option's name (--max-attempts: TASKHAND_MAX_ATTEMPTS).
     """
     folder = formats.plan_folder(plan)
-    routes = settings.routing(folder, agent, model)
-    review = settings.review(folder)
-    caps = runconfig.Caps(
-        max_attempts=max_attempts,
-        bounces=bounces or review.bounces or runconfig.Caps.bounces,
-        unit_seconds=unit_timeout,
-        run_seconds=run_timeout,
-        task_tokens=task_tokens,
-        run_tokens=run_tokens,
-        task_dollars=task_dollars,
-        run_dollars=run_dollars,
-    )
-    reviewer = routes.roles.get(Role.EVALUATOR)
-    config = runconfig.RunConfig(
-        routes.run.agent,
-        routes.run.model,
-        str(script.resolve()) if script else None,
-        base_ref,
-        caps,
-        evaluator=evaluator or (reviewer.agent if reviewer else None),
-        evaluator_model=evaluator_model or (reviewer.model if reviewer else None),
-        lenses=_lenses(lenses) if lenses else review.lenses or ["general"],
-        prompt_caps=settings.prompt_caps(folder),
-        sandbox=sandbox,
-        env_pass=settings.env_pass(folder),
-    )
+    try:
+        settings = config.build(folder, config.Flags(**flags))
+    except config.FlagError as exc:  # the command line's fault: a usage error, as click's
+        message = f"{exc.what} (fix: {exc.fix})"
+        raise click.BadParameter(message, param_hint=[exc.where]) from None
     listener = _listener(as_json)
-    summary = _watched(listener, lambda: launch.start(plan, config, listener, repo, new))
+    summary = _watched(listener, lambda: launch.start(plan, settings, listener, repo, new))
     if summary.already_completed:
         _completed_before(summary, feedback.shown_plan(folder), as_json)
         return
@@ -214,7 +175,7 @@ def run(
     _finish(summary)
 
 
-def _completed_before(summary: runconfig.Summary, plan: str, as_json: bool) -> None:
+def _completed_before(summary: config.Summary, plan: str, as_json: bool) -> None:
     line = (
         f"run {summary.run_id} already completed this plan; its result is on branch "
         f"{summary.run_branch} (to start over: taskhand run {plan} --new)"
@@ -224,17 +185,6 @@ def _completed_before(summary: runconfig.Summary, plan: str, as_json: bool) -> N
         click.echo(dumps({**record, "branch": summary.run_branch, "message": line}))
     else:
         echo(printable(line))
-
-
-def _lenses(text: str) -> list[str]:
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    unknown = [n for n in names if n not in LENSES]
-    if unknown or not names or len(set(names)) != len(names):
-        raise click.BadParameter(
-            f"{text!r} (fix: distinct names from {', '.join(LENSES)})",
-            param_hint="--review",
-        )
-    return names
 
 
 @click.command()
@@ -380,8 +330,6 @@ def demo_command(folder: Path | None) -> None:
             code = demo.main(folder)
     except interrupts.Interrupted as stop:
         _say_interrupted(stop)
-    except demo.DemoError as exc:
-        raise click.ClickException(str(exc)) from None
     sys.exit(code)
 
 

@@ -14,6 +14,7 @@ from importlib.resources import as_file, files
 from pathlib import Path
 
 from taskhand import config as runconfig
+from taskhand.errors import UserError
 from taskhand.run import launch
 from taskhand.state.records import RunStatus
 from taskhand.views import progress as watch
@@ -21,7 +22,7 @@ from taskhand.views import progress as watch
 GIT_ENV_ARGS = ["-c", "user.name=taskhand demo", "-c", "user.email=demo@taskhand.invalid"]
 
 
-class DemoError(Exception):
+class DemoError(UserError):
     """A folder the demo cannot be built in; the message is one line with the fix."""
 
 

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from taskhand.errors import UserError
 from taskhand.unit import Sandbox, Unit
 
 CHOICES = ("auto", "bwrap", "none")
@@ -45,7 +46,7 @@ _HOME_SECRETS = (
 )
 
 
-class SandboxError(Exception):
+class SandboxError(UserError):
     """The sandbox asked for cannot be had; the message is one line with the fix."""
 
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from taskhand.errors import UserError
 from taskhand.text import printable
 
 
@@ -52,7 +53,7 @@ class Problem:
         }
 
 
-class PlanError(Exception):
+class PlanError(UserError):
     """A plan that cannot be used; carries every problem found."""
 
     def __init__(self, problems: list[Problem]) -> None:

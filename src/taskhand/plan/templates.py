@@ -6,6 +6,7 @@ import re
 import shutil
 from pathlib import Path
 
+from taskhand.errors import UserError
 from taskhand.plan.formats import detect, markdown, tasktrack, tasktrack_edit
 from taskhand.plan.formats.files import list_folder, write_atomic
 from taskhand.plan.model import Criterion, Dialect, Phase, Plan, Task
@@ -48,7 +49,7 @@ OVERVIEW_PLACEHOLDERS = (
 )
 
 
-class InitError(ValueError):
+class InitError(UserError, ValueError):
     """The folder cannot take a new plan; the message says why and what to do."""
 
 

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from taskhand.errors import UserError
 from taskhand.plan.model import Dialect, Plan, Status, Task
 from taskhand.plan.problems import PlanError, display_path
 from taskhand.run import launch
@@ -25,7 +26,7 @@ from taskhand.workspace import git
 ANSWER = '"..."'  # where the answer goes in a suggested `taskhand respond` command
 
 
-class FeedbackError(Exception):
+class FeedbackError(UserError):
     """A move that cannot be made; the message is one line with the fix."""
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from taskhand import agents
 from taskhand.agents.base import Agent
 from taskhand.config import RunConfig, Summary
+from taskhand.errors import UserError
 from taskhand.host import interrupts, sandbox
 from taskhand.pipeline.stages import DEFAULT
 from taskhand.pipeline.work import Stage
@@ -29,7 +30,7 @@ from taskhand.unit import Sandbox
 from taskhand.workspace import git, refs
 
 
-class RunError(Exception):
+class RunError(UserError):
     """A run that cannot start or go on; the message is one line with the fix."""
 
 

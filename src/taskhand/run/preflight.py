@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import os
 import posixpath
-import re
 from pathlib import Path
 
-from taskhand import settings
+from taskhand import config
 from taskhand.agents import NAMES as AGENTS
 from taskhand.gates.runnable import Repo, check_commands
 from taskhand.plan import templates
@@ -51,13 +50,13 @@ def _check_agents(plan: Plan, problems: list[Problem]) -> None:
                 f"use one of {valid}",
                 "agent",
             )
-    path = plan.root / settings.FILE
+    path = plan.root / config.FILE
     out = Collector(problems, path)
     try:
-        data = settings.read_file(plan.root)
-    except settings.SettingsError as exc:
-        message, _, fix = str(exc).removeprefix(f"{path}: ").rpartition(" (fix: ")
-        out.error(None, message or str(exc), fix.removesuffix(")") or "correct it", "settings")
+        data = config.read_file(plan.root)
+    except config.SettingsError as exc:
+        line = exc.where.removeprefix(f"{path}:")
+        out.error(int(line) if line.isdigit() else None, exc.what, exc.fix, "settings")
         return
     tables = [("run", data.get("run", {}))]
     tables += [(f"roles.{name}", spec) for name, spec in data.get("roles", {}).items()]
@@ -65,27 +64,11 @@ def _check_agents(plan: Plan, problems: list[Problem]) -> None:
         agent = table.get("agent")
         if agent is not None and agent not in AGENTS:
             out.error(
-                _toml_line(path, section, "agent"),
+                config.line_of(path, section, "agent"),
                 f"[{section}] agent = {agent!r} is not an agent taskhand has",
                 f"use one of {valid}",
                 "agent",
             )
-
-
-def _toml_line(path: Path, section: str, key: str) -> int | None:
-    """The line of `key` in `[section]` of a TOML file we already parsed, for the report."""
-    current = ""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return None
-    for number, line in enumerate(lines, start=1):
-        stripped = line.strip()
-        if stripped.startswith("[") and not stripped.startswith("[["):
-            current = re.sub(r"[\s\"']", "", stripped.split("]")[0].lstrip("["))
-        elif current == section and re.match(rf"{key}\s*=", stripped):
-            return number
-    return None
 
 
 def _check_paths(plan: Plan, repo: Repo, problems: list[Problem]) -> None:

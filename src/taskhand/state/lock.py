@@ -13,10 +13,12 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
+from taskhand.errors import UserError
+
 PROBE_SECONDS = 0.2  # a run waits out a status probe holding the lock this long at most
 
 
-class LockedError(Exception):
+class LockedError(UserError):
     """Another process holds the plan; the message names it."""
 
 

@@ -15,6 +15,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from taskhand.errors import UserError
 from taskhand.workspace import git
 
 _CONFIG = """[core]
@@ -25,7 +26,7 @@ _CONFIG = """[core]
 """
 
 
-class WorkspaceError(Exception):
+class WorkspaceError(UserError):
     """A workspace the harness will not read: the message says what was wrong."""
 
 

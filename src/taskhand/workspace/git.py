@@ -12,6 +12,7 @@ import os
 import subprocess
 from pathlib import Path
 
+from taskhand.errors import UserError
 from taskhand.text import printable
 
 FALLBACK_IDENTITY = ("taskhand", "taskhand@localhost")
@@ -30,7 +31,7 @@ _REDIRECTING = (
 )
 
 
-class GitError(Exception):
+class GitError(UserError):
     """A git operation that failed; the message is one line ending in '(fix: ...)'."""
 
 
