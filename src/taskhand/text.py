@@ -1,6 +1,7 @@
-"""Text made safe to show: `printable` is the one rule for text from plans, agents, file names,
-git and the store: no escape sequence, control character or bidi override reaches a terminal.
-`dumps` is the one JSON writer: the same characters escaped, never raw.
+"""Text made safe to show and kept short: `printable` is the one rule for text from plans,
+agents, file names, git and the store (no escape sequence, control character or bidi override
+reaches a terminal); `dumps` the one JSON writer (the same characters escaped, never raw);
+`cap` and `shorten` the one rule for cutting text down to a size.
 
 A base leaf: imports nothing of taskhand.
 """
@@ -73,3 +74,41 @@ def _json_escape(match: re.Match[str]) -> str:
     if "\ud800" <= char <= "\udfff":
         return _unsafe_char(match).replace("\\", "\\\\")  # the text \xNN, in JSON
     return f"\\u{ord(char):04x}"
+
+
+CUT = "[... cut for length ...]"
+
+
+def shorten(text: str, width: int) -> str:
+    """`text` as its first `width` characters and "..." when it is longer: a value quoted in a
+    message or a transcript stays readable."""
+    return text if len(text) <= width else text[:width] + "..."
+
+
+def cap(text: str, limit: int, *, ends: bool = False) -> str:
+    """`text` within about `limit` bytes (UTF-8), marked where it was cut.
+
+    Prose (a prompt's context) keeps its head, ended at a line break when one is near, and
+    says it was cut. With `ends`, output keeps its head and its tail, where a command's verdict
+    stands, around the count of bytes cut; the whole then stays within `limit`.
+    """
+    data = text.encode("utf-8", errors="surrogatepass")
+    if len(data) <= limit:
+        return text
+    if ends:
+        room = max(0, limit - 40)  # the marker's own size
+        head, tail = data[: room // 2], data[len(data) - (room - room // 2) :]
+        cut = len(data) - len(head) - len(tail)
+        return cut_between(head.decode("utf-8", "ignore"), cut, tail.decode("utf-8", "ignore"))
+    kept = data[:limit].decode("utf-8", "ignore")
+    line_end = kept.rfind("\n")
+    if line_end > limit // 2:
+        kept = kept[:line_end]
+    return kept.rstrip() + "\n" + CUT
+
+
+def cut_between(head: str, count: int, tail: str) -> str:
+    """The kept head and tail of some output with a line between them saying how many bytes
+    were cut."""
+    newline = "" if not head or head.endswith("\n") else "\n"
+    return f"{head}{newline}[... {count} bytes cut ...]\n{tail}"

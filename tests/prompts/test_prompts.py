@@ -14,6 +14,7 @@ from taskhand.plan.model import Criterion, Dialect, Plan, Status, Task
 from taskhand.state.paths import StateDir, home
 from taskhand.state.records import UnitRow
 from taskhand.state.store import Store
+from taskhand.text import CUT
 from taskhand.unit import CaseReport, Evidence
 from taskhand.workspace.diffs import Change
 from tests.plans import md_plan, md_task
@@ -144,7 +145,7 @@ def test_every_cap_is_respected(tmp_path: Path) -> None:
     assert summary.status == "completed"
     units = [u for u in all_units(repo) if u.task_id == "T-001"]
     assert [u.role for u in units] == ["implementer", "evaluator"] * 4
-    cut = len(prompts.CUT.encode()) + 1
+    cut = len(CUT.encode()) + 1
     for unit in units:
         prompt = prompt_of(unit)
         assert unit.prompt_bytes == len(prompt.encode())
@@ -165,7 +166,7 @@ def test_every_cap_is_respected(tmp_path: Path) -> None:
         assert len(overview.encode()) <= caps.overview_bytes + cut
         assert len(plan.encode()) <= caps.plan_bytes + cut
         assert len(conventions.encode()) <= caps.context_bytes + cut
-        assert prompts.CUT in overview and prompts.CUT in plan and prompts.CUT in conventions
+        assert CUT in overview and CUT in plan and CUT in conventions
     last_worker = prompt_of(units[6])
     assert "Concern number 2." in last_worker and "Concern number 3." in last_worker
     assert "Concern number 1." not in last_worker  # only the last two ledger entries
@@ -173,13 +174,6 @@ def test_every_cap_is_respected(tmp_path: Path) -> None:
 
 def task(**extra: object) -> Task:
     return Task("T-001", "Count words", "Add count().", [Criterion("count('') is 0")], **extra)  # type: ignore[arg-type]
-
-
-def test_cap_cuts_at_a_line_end_and_never_splits_a_character() -> None:
-    assert prompts.cap("short", 100) == "short"
-    text = "first line\nsecond line\nthird line\n"
-    assert prompts.cap(text, 25) == "first line\nsecond line\n" + prompts.CUT
-    assert prompts.cap("ééééé", 5) == "éé\n" + prompts.CUT
 
 
 def test_conventions_skip_links_and_read_at_most_the_cap(tmp_path: Path) -> None:

@@ -25,7 +25,6 @@ outcome and its usage; and what the reviewer of that attempt does, per lens if n
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 import tomllib
 from collections.abc import Sequence
@@ -35,11 +34,13 @@ from typing import Any
 
 from taskhand.agents.base import AgentError
 from taskhand.host.allowlist import child_env
+from taskhand.host.process import Capture, Ran, run_group
 from taskhand.host.sandbox import confine_unit
 from taskhand.unit import LENSES, Case, Outcome, Question, Role, Unit, Usage, Verdict
 
 ACTIONS = ("write", "edit", "delete", "run", "commit", "sleep")
 USAGE = ("tokens_in", "tokens_out", "tokens_cached", "cost")
+COMMIT_SECONDS = 600.0  # a scripted commit is git's own work: bounded only against a hang
 NO_REVIEW = {
     "verdict": "accept",
     "concern": "the replay script gives no review of this attempt; accepted",
@@ -227,6 +228,15 @@ def _inside(worktree: Path, relative: str) -> Path | None:
     return target
 
 
+def _run(unit: Unit, argv: list[str], env: dict[str, str], seconds: float) -> Ran:
+    """Run `argv` as an agent's shell would: in the unit's sandbox and worktree, in a process
+    group of its own that the deadline or a signal stopping the run kills whole."""
+    nothing = Capture(0, head=0)  # only the exit code goes into the transcript
+    return run_group(
+        confine_unit(unit, argv), unit.worktree, env, time.monotonic() + seconds, stdout=nothing
+    )
+
+
 def _perform(
     action: dict[str, Any],
     unit: Unit,
@@ -244,20 +254,14 @@ def _perform(
         return "" if time.monotonic() < deadline else "the unit ran out of time"
     if kind == "run":
         argv = [str(a) for a in action["run"]]
+        seconds = max(0.1, deadline - time.monotonic())
         try:
-            done = subprocess.run(
-                confine_unit(unit, argv),
-                cwd=worktree,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=max(0.1, deadline - time.monotonic()),
-                check=False,
-                start_new_session=True,  # its own group, which a signal that stops the run kills
-            )
-        except (OSError, subprocess.TimeoutExpired) as exc:
+            done = _run(unit, argv, env, seconds)
+        except OSError as exc:
             return f"command {argv} could not run: {exc}"
-        transcript.append({"role": "tool_result", "exit_code": done.returncode})
+        if done.timed_out:
+            return f"command {argv} could not run: it timed out after {seconds:g} seconds"
+        transcript.append({"role": "tool_result", "exit_code": done.code})
         return ""
     if kind == "commit":
         for argv in (
@@ -275,14 +279,7 @@ def _perform(
                 str(action["commit"]),
             ],
         ):
-            subprocess.run(
-                confine_unit(unit, argv),
-                cwd=worktree,
-                env=env,
-                capture_output=True,
-                start_new_session=True,
-                check=False,
-            )
+            _run(unit, argv, env, COMMIT_SECONDS)
         return ""
     target = _inside(worktree, str(action[kind]))
     if target is None:

@@ -10,6 +10,8 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
+from taskhand.text import shorten
+
 MAX_PATH_CHARS = 4096
 # Never follow a final symlink, and never block on opening a FIFO.
 OPEN_FLAGS = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -125,7 +127,7 @@ def walk(root: Path, start: Path) -> Iterator[tuple[Path, str]]:
 
 def show(text: str, width: int = 80) -> str:
     """`text` quoted for a message, shortened so a huge argument stays one readable line."""
-    return repr(text if len(text) <= width else text[:width] + "...")
+    return repr(shorten(text, width))
 
 
 def store(real: Path, raw: str, data: bytes) -> None:

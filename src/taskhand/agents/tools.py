@@ -31,6 +31,7 @@ from taskhand.gates.scope import matches
 from taskhand.host.allowlist import child_env
 from taskhand.host.sandbox import NONE
 from taskhand.plan.model import Check
+from taskhand.text import cap
 from taskhand.unit import Sandbox
 
 BINARY_PROBE_BYTES = 8 * 1024
@@ -73,7 +74,7 @@ def execute(name: str, arguments: str | dict[str, Any], ctx: ToolContext) -> Too
         result = ToolResult(False, str(exc))
     except OSError as exc:
         result = ToolResult(False, f"{name} failed: {exc.strerror or exc}")
-    return ToolResult(result.ok, _cap(result.output, ctx.output_limit))
+    return ToolResult(result.ok, cap(result.output, ctx.output_limit, ends=True))
 
 
 def _writable(ctx: ToolContext, root: Path, raw: str) -> Path:
@@ -266,18 +267,3 @@ _TOOLS: dict[str, Callable[[dict[str, Any], ToolContext, Path], ToolResult]] = {
     "grep": _grep,
     "bash": _bash,
 }
-
-
-def _cap(text: str, limit: int) -> str:
-    """`text` within `limit` bytes: its head and tail with a marker where it was cut."""
-    data = text.encode("utf-8", errors="surrogatepass")
-    if len(data) <= limit:
-        return text
-    room = max(0, limit - 40)  # the marker's own size
-    head, tail = data[: room // 2], data[len(data) - (room - room // 2) :]
-    cut = len(data) - len(head) - len(tail)
-    return (
-        head.decode("utf-8", errors="ignore")
-        + f"\n[... {cut} bytes cut ...]\n"
-        + tail.decode("utf-8", errors="ignore")
-    )

@@ -1,38 +1,30 @@
 """Run a task's acceptance checks in its worktree and report each outcome as data.
 
-Each check runs without a shell in its own process group, with a bounded time and bounded output.
+Each check runs without a shell through host.process: its own process group, a bounded time
+and bounded output.
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
-import selectors
 import shlex
 import shutil
 import signal
-import subprocess
 import time
-from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from taskhand.host import interrupts
+from taskhand.host.process import Capture, run_group
 from taskhand.host.sandbox import NONE, confine
 from taskhand.plan.model import Check
+from taskhand.text import shorten
 from taskhand.unit import Sandbox
 
 DEFAULT_OUTPUT_LIMIT = 64 * 1024
 HEAD_BYTES = 4 * 1024
 TERM_GRACE_SECONDS = 2.0
-# After the main process is gone the pipe only waits on killed processes, or on ones that left
-# the group; either way there is nothing worth waiting longer for.
-DRAIN_SECONDS = 1.0
-# Used only where the kernel offers no pidfd to wake us when the main process exits.
-POLL_SECONDS = 0.05
-_CHUNK = 64 * 1024
 _STUCK = "process {pid} survived SIGKILL (fix: look for it stuck in the kernel, e.g. a hung mount)"
 
 
@@ -110,34 +102,24 @@ def run_check(
         if missing:
             return failed(missing)
     try:
-        proc = subprocess.Popen(
+        ran = run_group(
             confine(sandbox, check.argv, [cwd], cwd),
-            cwd=cwd,
-            env=dict(env) if env is not None else None,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
+            cwd,
+            env,
+            start + check.timeout_seconds,
+            stdout=Capture(output_limit, head=min(HEAD_BYTES, output_limit // 2)),
+            grace=TERM_GRACE_SECONDS,
         )
     except OSError as exc:
         return failed(_start_error(check.argv[0], exc))
-
-    capture = _Capture(output_limit)
-    timed_out = False
-    try:
-        interrupts.track(proc.pid)  # a signal that stops the run kills the check's group too
-        timed_out = _supervise(proc, capture, start + check.timeout_seconds)
-    finally:
-        _finish(proc, capture)
-        interrupts.release(proc.pid)
-    stuck = "" if proc.returncode is not None else _STUCK.format(pid=proc.pid)
+    stuck = "" if ran.code is not None else _STUCK.format(pid=ran.pid)
     return CheckResult(
         check.argv,
         check.expected_exit_code,
-        None if timed_out else proc.returncode,
-        timed_out,
+        None if ran.timed_out else ran.code,
+        ran.timed_out,
         time.monotonic() - start,
-        capture.text(),
+        ran.stdout,
         stuck,
         check.timeout_seconds,
     )
@@ -151,154 +133,6 @@ def run_checks(
 ) -> list[CheckResult]:
     """Run every check in order, even after a failure: the next attempt wants every reason."""
     return [run_check(check, cwd, env, output_limit) for check in checks]
-
-
-def _supervise(proc: subprocess.Popen[bytes], capture: _Capture, deadline: float) -> bool:
-    """Collect output until the main process exits or time runs out; True when it timed out."""
-    assert proc.stdout is not None
-    fd = proc.stdout.fileno()
-    os.set_blocking(fd, False)
-    exit_fd = _pidfd(proc.pid)
-    try:
-        with selectors.DefaultSelector() as selector:
-            selector.register(fd, selectors.EVENT_READ)
-            if exit_fd is not None:
-                selector.register(exit_fd, selectors.EVENT_READ)
-            # A grandchild may hold the pipe open long after the main process exits, so the
-            # main process's exit, not the pipe's end, is what ends the wait.
-            if _wait_for_exit(proc, selector, fd, capture, deadline, exit_fd):
-                return False
-            _signal_group(proc.pid, signal.SIGTERM)
-            _wait_for_exit(
-                proc, selector, fd, capture, time.monotonic() + TERM_GRACE_SECONDS, exit_fd
-            )
-            return True
-    finally:
-        if exit_fd is not None:
-            os.close(exit_fd)
-
-
-def _wait_for_exit(
-    proc: subprocess.Popen[bytes],
-    selector: selectors.BaseSelector,
-    fd: int,
-    capture: _Capture,
-    deadline: float,
-    exit_fd: int | None,
-) -> bool:
-    """Read output until the main process has exited (True) or the deadline passes (False)."""
-    pipe_open = True
-    while not _has_exited(proc):
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            return False
-        wait = remaining if exit_fd is not None else min(remaining, POLL_SECONDS)
-        for key, _ in selector.select(wait):
-            if key.fd == fd and pipe_open and not _read_available(fd, capture):
-                selector.unregister(fd)
-                pipe_open = False
-    return True
-
-
-def _finish(proc: subprocess.Popen[bytes], capture: _Capture) -> None:
-    """Kill what is left of the group, keep the last output, close the pipe and reap."""
-    assert proc.stdout is not None
-    # Leftovers (a server a test suite forgot to stop) must not outlive the check; the main
-    # process is still unreaped here, so the group id cannot have been reused.
-    _signal_group(proc.pid, signal.SIGKILL)
-    try:
-        _drain(proc.stdout.fileno(), capture, time.monotonic() + DRAIN_SECONDS)
-    finally:
-        proc.stdout.close()
-        # Only a process stuck in the kernel survives SIGKILL; never wait forever on one.
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=TERM_GRACE_SECONDS)
-
-
-def _drain(fd: int, capture: _Capture, deadline: float) -> None:
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_READ)
-        while (remaining := deadline - time.monotonic()) > 0:
-            if selector.select(remaining) and not _read_available(fd, capture):
-                return
-
-
-def _read_available(fd: int, capture: _Capture) -> bool:
-    """Read what the pipe holds now; False once it has ended."""
-    while True:
-        try:
-            chunk = os.read(fd, _CHUNK)
-        except BlockingIOError:
-            return True
-        if not chunk:
-            return False
-        capture.add(chunk)
-
-
-def _has_exited(proc: subprocess.Popen[bytes]) -> bool:
-    """Whether the main process has exited, leaving it unreaped so its group id stays reserved."""
-    if proc.returncode is not None:
-        return True
-    if hasattr(os, "waitid"):
-        try:
-            flags = os.WEXITED | os.WNOHANG | os.WNOWAIT
-            return os.waitid(os.P_PID, proc.pid, flags) is not None
-        except ChildProcessError:
-            return True
-    return proc.poll() is not None
-
-
-def _pidfd(pid: int) -> int | None:
-    """A descriptor that becomes readable when `pid` exits, where the kernel offers one."""
-    if not hasattr(os, "pidfd_open"):
-        return None
-    try:
-        return os.pidfd_open(pid)
-    except OSError:
-        return None
-
-
-def _signal_group(pgid: int, signum: signal.Signals) -> None:
-    # A group already gone is the goal reached; macOS answers EPERM when only zombies remain.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signum)
-
-
-class _Capture:
-    """The first bytes of output and a bounded tail, so huge output costs bounded memory."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.head_limit = min(HEAD_BYTES, limit // 2)
-        self.tail_limit = limit - self.head_limit
-        self.head = bytearray()
-        self.tail: deque[bytes] = deque()
-        self.tail_size = 0
-        self.total = 0
-
-    def add(self, chunk: bytes) -> None:
-        self.total += len(chunk)
-        room = self.head_limit - len(self.head)
-        if room > 0:
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-        if not chunk:
-            return
-        self.tail.append(chunk)
-        self.tail_size += len(chunk)
-        while self.tail and self.tail_size - len(self.tail[0]) >= self.tail_limit:
-            self.tail_size -= len(self.tail.popleft())
-
-    def text(self) -> str:
-        tail = b"".join(self.tail)
-        if self.total <= self.limit:
-            return (bytes(self.head) + tail).decode("utf-8", errors="replace")
-        tail = tail[len(tail) - self.tail_limit :] if self.tail_limit else b""
-        head = self.head.decode("utf-8", errors="replace")
-        cut = self.total - len(self.head) - len(tail)
-        newline = "" if not head or head.endswith("\n") else "\n"
-        marker = f"{newline}[... {cut} bytes cut ...]\n"
-        return head + marker + tail.decode("utf-8", errors="replace")
 
 
 def _missing(program: str, cwd: Path, env: Mapping[str, str] | None) -> str:
@@ -333,7 +167,7 @@ def _show(argv: tuple[str, ...], width: int = 120) -> str:
     """The command as one quoted line, shortened so a long -c snippet stays readable."""
     text = shlex.join(argv).replace("\n", "\\n") if argv else "(empty command)"
     if len(text) > width:
-        text = text[: width - 3] + "..."
+        text = shorten(text, width - 3)
     return f"`{text}`"
 
 

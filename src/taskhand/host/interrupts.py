@@ -188,9 +188,14 @@ def _alive(groups: set[int]) -> set[int]:
 
 def _send(groups: set[int], signum: signal.Signals) -> None:
     for group in groups:
-        # A group already gone is the goal reached; EPERM means only zombies are left.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(group, signum)
+        signal_group(group, signum)
+
+
+def signal_group(pgid: int, signum: signal.Signals) -> None:
+    """Send `signum` to every process of the group `pgid`, if any is left."""
+    # A group already gone is the goal reached; EPERM (macOS) means only zombies are left.
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
 
 
 def _processes() -> list[tuple[int, int, int, str]]:

@@ -1,30 +1,250 @@
-"""Running one agent program: its own process group, killed at the deadline (SIGTERM, then
-SIGKILL), with stdout and stderr captured up to a cap so endless output costs bounded memory.
+"""The one way taskhand runs a program it does not trust to end (an agent, a check, an agent's
+shell): in its own process group, killed at the deadline (SIGTERM, then SIGKILL) with all it
+started, its output captured up to a cap so that endless output costs bounded memory.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import selectors
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping
+from collections import deque
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 from taskhand.host import interrupts
+from taskhand.host.interrupts import signal_group
+from taskhand.text import cut_between
 
-OUTPUT_LIMIT = 16 * 1024 * 1024  # stdout kept; the first MiB and the rest from the end
-GRACE_SECONDS = 3.0  # between SIGTERM and SIGKILL of a timed-out program
+OUTPUT_LIMIT = 16 * 1024 * 1024  # an agent's stdout kept; the first MiB and the rest from the end
+STDERR_LIMIT = 64 * 1024  # an agent's stderr kept, from the end
+GRACE_SECONDS = 3.0  # between SIGTERM and SIGKILL of a timed-out agent
+# After the main process is gone the pipes only wait on killed processes, or on ones that left
+# the group; either way there is nothing worth waiting longer for.
+DRAIN_SECONDS = 1.0
+# Used only where the kernel offers no pidfd to wake us when the main process exits.
+POLL_SECONDS = 0.05
+_CHUNK = 64 * 1024
+
+__all__ = ["Call", "Capture", "Finished", "Ran", "execute", "run_group", "signal_group"]
+
+
+@dataclass
+class Ran:
+    """What a program did. `code` is None only for a process that survived SIGKILL (stuck in
+    the kernel); negative for one a signal ended, as subprocess reports it."""
+
+    code: int | None
+    stdout: str
+    stderr: str
+    timed_out: bool
+    pid: int
+
+
+def run_group(
+    argv: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str] | None,
+    deadline: float,
+    *,
+    stdout: Capture,
+    stderr: Capture | None = None,
+    stdin: str | None = None,
+    grace: float = GRACE_SECONDS,
+) -> Ran:
+    """Run `argv` in a new process group until it exits or `deadline` (time.monotonic) passes.
+
+    `env`, when given, is the child's whole environment. Without a `stderr` capture, stderr
+    joins stdout. `stdin` is written to the program (None: it reads /dev/null). Whatever the
+    program started is killed when it ends, so nothing outlives it. OSError when it cannot start.
+    """
+    proc = subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        env=dict(env) if env is not None else None,
+        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if stderr is None else subprocess.PIPE,
+        start_new_session=True,
+    )
+    pipes: dict[int, tuple[IO[bytes], Capture]] = {}
+    for pipe, capture in ((proc.stdout, stdout), (proc.stderr, stderr)):
+        if pipe is not None and capture is not None:
+            os.set_blocking(pipe.fileno(), False)
+            pipes[pipe.fileno()] = (pipe, capture)
+    if proc.stdin is not None:
+        threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
+    timed_out = False
+    try:
+        interrupts.track(proc.pid)  # a signal that stops the run kills the group too
+        timed_out = _supervise(proc, pipes, deadline, grace)
+    finally:
+        _finish(proc, pipes, grace)
+        interrupts.release(proc.pid)
+    err = stderr.text() if stderr else ""
+    return Ran(proc.returncode, stdout.text(), err, timed_out, proc.pid)
+
+
+def _feed(pipe: IO[bytes], text: str | None) -> None:
+    with contextlib.suppress(OSError):
+        pipe.write((text or "").encode())
+    with contextlib.suppress(OSError):
+        pipe.close()
+
+
+def _supervise(
+    proc: subprocess.Popen[bytes],
+    pipes: dict[int, tuple[IO[bytes], Capture]],
+    deadline: float,
+    grace: float,
+) -> bool:
+    """Collect output until the main process exits or time runs out; True when it timed out."""
+    exit_fd = _pidfd(proc.pid)
+    try:
+        with selectors.DefaultSelector() as selector:
+            for fd in pipes:
+                selector.register(fd, selectors.EVENT_READ)
+            if exit_fd is not None:
+                selector.register(exit_fd, selectors.EVENT_READ)
+            # A grandchild may hold a pipe open long after the main process exits, so the
+            # main process's exit, not the pipe's end, is what ends the wait.
+            if _wait_for_exit(proc, selector, pipes, deadline, exit_fd):
+                return False
+            signal_group(proc.pid, signal.SIGTERM)
+            _wait_for_exit(proc, selector, pipes, time.monotonic() + grace, exit_fd)
+            return True
+    finally:
+        if exit_fd is not None:
+            os.close(exit_fd)
+
+
+def _wait_for_exit(
+    proc: subprocess.Popen[bytes],
+    selector: selectors.BaseSelector,
+    pipes: dict[int, tuple[IO[bytes], Capture]],
+    deadline: float,
+    exit_fd: int | None,
+) -> bool:
+    """Read output until the main process has exited (True) or the deadline passes (False)."""
+    while not _has_exited(proc):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return False
+        wait = remaining if exit_fd is not None else min(remaining, POLL_SECONDS)
+        for key, _ in selector.select(wait):
+            if key.fd in pipes and not _read_available(key.fd, pipes[key.fd][1]):
+                selector.unregister(key.fd)
+    return True
+
+
+def _finish(
+    proc: subprocess.Popen[bytes], pipes: dict[int, tuple[IO[bytes], Capture]], grace: float
+) -> None:
+    """Kill what is left of the group, keep the last output, close the pipes and reap."""
+    # Leftovers (a server a test suite forgot to stop) must not outlive the program; the main
+    # process is still unreaped here, so the group id cannot have been reused.
+    signal_group(proc.pid, signal.SIGKILL)
+    try:
+        _drain(pipes, time.monotonic() + DRAIN_SECONDS)
+    finally:
+        for pipe, _ in pipes.values():
+            pipe.close()
+        # Only a process stuck in the kernel survives SIGKILL; never wait forever on one.
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=grace)
+
+
+def _drain(pipes: dict[int, tuple[IO[bytes], Capture]], deadline: float) -> None:
+    with selectors.DefaultSelector() as selector:
+        for fd in pipes:
+            selector.register(fd, selectors.EVENT_READ)
+        while selector.get_map() and (remaining := deadline - time.monotonic()) > 0:
+            for key, _ in selector.select(remaining):
+                if not _read_available(key.fd, pipes[key.fd][1]):
+                    selector.unregister(key.fd)
+
+
+def _read_available(fd: int, capture: Capture) -> bool:
+    """Read what the pipe holds now; False once it has ended."""
+    while True:
+        try:
+            chunk = os.read(fd, _CHUNK)
+        except BlockingIOError:
+            return True
+        if not chunk:
+            return False
+        capture.add(chunk)
+
+
+def _has_exited(proc: subprocess.Popen[bytes]) -> bool:
+    """Whether the main process has exited, leaving it unreaped so its group id stays reserved."""
+    if proc.returncode is not None:
+        return True
+    if hasattr(os, "waitid"):
+        try:
+            flags = os.WEXITED | os.WNOHANG | os.WNOWAIT
+            return os.waitid(os.P_PID, proc.pid, flags) is not None
+        except ChildProcessError:
+            return True
+    return proc.poll() is not None
+
+
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when `pid` exits, where the kernel offers one."""
+    if not hasattr(os, "pidfd_open"):
+        return None
+    try:
+        return os.pidfd_open(pid)
+    except OSError:
+        return None
+
+
+class Capture:
+    """The first `head` bytes of output and a tail up to `limit` in all, so that huge output
+    costs bounded memory; the text says how much was cut between them."""
+
+    def __init__(self, limit: int, head: int) -> None:
+        self.limit = limit
+        self.head_limit = min(head, limit)
+        self.tail_limit = limit - self.head_limit
+        self.head = bytearray()
+        self.tail: deque[bytes] = deque()
+        self.tail_size = 0
+        self.total = 0
+
+    def add(self, chunk: bytes) -> None:
+        self.total += len(chunk)
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += chunk[:room]
+            chunk = chunk[room:]
+        if not chunk:
+            return
+        self.tail.append(chunk)
+        self.tail_size += len(chunk)
+        while self.tail and self.tail_size - len(self.tail[0]) >= self.tail_limit:
+            self.tail_size -= len(self.tail.popleft())
+
+    def text(self) -> str:
+        tail = b"".join(self.tail)
+        if self.total <= self.limit:
+            return (bytes(self.head) + tail).decode("utf-8", errors="replace")
+        tail = tail[len(tail) - self.tail_limit :] if self.tail_limit else b""
+        cut = self.total - len(self.head) - len(tail)
+        head = self.head.decode("utf-8", errors="replace")
+        return cut_between(head, cut, tail.decode("utf-8", errors="replace"))
 
 
 @dataclass
 class Call:
-    """One invocation: the argv, the text for stdin (None: stdin is /dev/null), and variables
-    set for this invocation over the agent's environment."""
+    """One invocation of an agent's program: the argv, the text for stdin (None: stdin is
+    /dev/null), and variables set for this invocation over the agent's environment."""
 
     argv: list[str]
     stdin: str | None = None
@@ -43,85 +263,18 @@ class Finished:
 def execute(
     call: Call, cwd: Path, env: Mapping[str, str], deadline: float, limit: int = OUTPUT_LIMIT
 ) -> Finished:
-    """Run `call` in its own process group; killed at the deadline, output capped."""
+    """Run an agent's program for `call`: stdout kept up to `limit` (its first MiB and the
+    rest from the end), stderr's last 64 KiB."""
     try:
-        proc = subprocess.Popen(
+        ran = run_group(
             call.argv,
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL if call.stdin is None else subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
+            cwd,
+            env,
+            deadline,
+            stdout=Capture(limit, head=min(limit // 2, 1 << 20)),
+            stderr=Capture(STDERR_LIMIT, head=0),
+            stdin=call.stdin,
         )
     except OSError as exc:
         return Finished(None, "", "", error=f"{call.argv[0]} could not start: {exc}")
-    interrupts.track(proc.pid)  # a signal that stops the run kills the agent's group too
-    out, err = _Capture(limit, head=min(limit // 2, 1 << 20)), _Capture(64 * 1024, head=0)
-    threads = [
-        threading.Thread(target=out.drain, args=(proc.stdout,), daemon=True),
-        threading.Thread(target=err.drain, args=(proc.stderr,), daemon=True),
-    ]
-    if proc.stdin is not None:
-        threads.append(threading.Thread(target=_feed, args=(proc.stdin, call.stdin), daemon=True))
-    for thread in threads:
-        thread.start()
-    timed_out = False
-    try:
-        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _signal_group(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=GRACE_SECONDS)
-        except subprocess.TimeoutExpired:
-            _signal_group(proc.pid, signal.SIGKILL)
-            proc.wait()
-    # Children left behind would hold the pipes open and outlive the unit.
-    _signal_group(proc.pid, signal.SIGKILL)
-    for thread in threads:
-        thread.join(5)
-    for pipe, thread in zip((proc.stdout, proc.stderr), threads, strict=False):
-        if pipe is not None and not thread.is_alive():  # a reader still blocked holds its lock
-            pipe.close()
-    interrupts.release(proc.pid)
-    return Finished(proc.returncode, out.text(), err.text(), timed_out)
-
-
-def _feed(pipe: IO[bytes], text: str | None) -> None:
-    with contextlib.suppress(OSError):
-        pipe.write((text or "").encode())
-    with contextlib.suppress(OSError):
-        pipe.close()
-
-
-def _signal_group(pgid: int, signum: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signum)
-
-
-class _Capture:
-    """The first `head` bytes and a bounded tail, so endless output costs bounded memory."""
-
-    def __init__(self, limit: int, head: int) -> None:
-        self.limit, self.head_limit = limit, head
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.dropped = 0
-
-    def drain(self, pipe: IO[bytes]) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            for chunk in iter(lambda: pipe.read1(65536), b""):  # type: ignore[attr-defined]
-                room = self.head_limit - len(self.head)
-                if room > 0:
-                    self.head += chunk[:room]
-                    chunk = chunk[room:]
-                self.tail += chunk
-                excess = len(self.tail) - (self.limit - self.head_limit)
-                if excess > 0:
-                    del self.tail[:excess]
-                    self.dropped += excess
-
-    def text(self) -> str:
-        gap = f"\n[{self.dropped} bytes left out]\n".encode() if self.dropped else b""
-        return bytes(self.head + gap + self.tail).decode("utf-8", "replace")
+    return Finished(ran.code, ran.stdout, ran.stderr, ran.timed_out)

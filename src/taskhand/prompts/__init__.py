@@ -17,11 +17,11 @@ from taskhand.config import PromptCaps
 from taskhand.gates import GateResult
 from taskhand.plan.model import Exchange, Plan, Status, Task
 from taskhand.state.ledger import LedgerEntry, LedgerOutcome
+from taskhand.text import cap
 from taskhand.unit import CaseReport
 from taskhand.workspace.diffs import Change
 
 CONTEXT_FILES = ("AGENTS.md", "CLAUDE.md")  # the project's conventions, read at the task's base
-CUT = "[... cut for length ...]"
 LISTED_FILES = 1000  # a change of more files than this is listed in part, with the count
 
 LENS_FOCUS = {
@@ -73,18 +73,6 @@ class Context:
 
 def _template(name: str) -> Template:
     return Template(files(__package__).joinpath(f"{name}.md").read_text(encoding="utf-8"))
-
-
-def cap(text: str, limit: int) -> str:
-    """`text` cut to `limit` bytes at a line end where one is near, marked as cut."""
-    data = text.encode()
-    if len(data) <= limit:
-        return text
-    head = data[:limit].decode("utf-8", "ignore")
-    line_end = head.rfind("\n")
-    if line_end > limit // 2:
-        head = head[:line_end]
-    return head.rstrip() + "\n" + CUT
 
 
 def conventions(worktree: Path, limit: int) -> str:

@@ -37,6 +37,7 @@ from taskhand.agents.cli.outcome import Found, outcome, parse_outcome
 from taskhand.agents.cli.presets import variables_for
 from taskhand.host import interrupts
 from taskhand.host.allowlist import agent_env
+from taskhand.host.interrupts import signal_group
 from taskhand.host.sandbox import confine
 from taskhand.host.secrets import Redactor
 from taskhand.unit import Case, Outcome, Role, Unit, Usage
@@ -240,12 +241,12 @@ class _Session:
             await proc.stdin.wait_closed()
         for signum in (None, signal.SIGTERM, signal.SIGKILL) if graceful else (signal.SIGTERM,):
             if signum is not None:
-                _signal_group(proc.pid, signum)
+                signal_group(proc.pid, signum)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(proc.wait(), EXIT_GRACE)
                 break
         # Children left behind would hold the pipes open and outlive the unit.
-        _signal_group(proc.pid, signal.SIGKILL)
+        signal_group(proc.pid, signal.SIGKILL)
         await proc.wait()
         _, late = await asyncio.wait(readers, timeout=EXIT_GRACE)
         for task in late:
@@ -318,8 +319,3 @@ def _is_message(line: bytes) -> bool:
         return isinstance(json.loads(line), dict)
     except ValueError:
         return False
-
-
-def _signal_group(pgid: int, signum: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signum)

@@ -41,6 +41,7 @@ from taskhand.agents.tool_paths import (
     touches_git,
     writable,
 )
+from taskhand.text import shorten
 from taskhand.unit import Role, Unit
 
 # Kinds of tool an evaluator may run; edit, delete, move, switch_mode and unknown kinds it may not.
@@ -254,6 +255,4 @@ def _json(value: object) -> str:
 
 
 def _clip(value: object, limit: int = 4000) -> object:
-    if isinstance(value, str) and len(value) > limit:
-        return value[:limit] + "..."
-    return value
+    return shorten(value, limit) if isinstance(value, str) else value

@@ -21,6 +21,7 @@ from taskhand.host.allowlist import agent_env
 from taskhand.host.process import OUTPUT_LIMIT, Call, execute
 from taskhand.host.sandbox import confine
 from taskhand.host.secrets import Redactor
+from taskhand.text import shorten
 from taskhand.unit import CATEGORIES, Case, Outcome, Role, Unit, Usage
 
 NUDGE = (
@@ -187,6 +188,6 @@ def _shown(call: Call, prompt: str) -> list[str]:
 def _clip(event: dict[str, object], limit: int = 4000) -> dict[str, object]:
     """An event for the transcript, with long strings (command output) cut to `limit`."""
     return {
-        key: value[:limit] + "..." if isinstance(value, str) and len(value) > limit else value
+        key: shorten(value, limit) if isinstance(value, str) else value
         for key, value in event.items()
     }

@@ -10,6 +10,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from taskhand.text import shorten
 from taskhand.unit import Usage
 
 
@@ -198,7 +199,7 @@ def _jsonl(text: str) -> list[dict[str, Any]]:
 
 def _excerpt(text: str) -> str:
     text = text.strip()
-    return repr(text[:200] + "...") if len(text) > 200 else repr(text) if text else "(nothing)"
+    return repr(shorten(text, 200)) if text else "(nothing)"
 
 
 def _int(data: object, key: str) -> int:
