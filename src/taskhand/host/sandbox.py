@@ -12,15 +12,19 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from taskhand.config import SANDBOXES
 from taskhand.errors import UserError
+from taskhand.host.process import STDERR_LIMIT as STDERR
+from taskhand.host.process import Capture, run_group
 from taskhand.unit import Sandbox, Unit
 
-CHOICES = ("auto", "bwrap", "none")
+CHOICES = SANDBOXES
+PROBE_SECONDS = 30.0  # a bwrap that has not run `true` by then does not work here
 
 # Sockets reachable through a read-only bind are still doors out: a D-Bus session bus, a
 # container daemon or an ssh agent can run commands as the user. Their folders are hidden.
@@ -160,18 +164,17 @@ def bwrap_problem() -> str:
     if shutil.which("bwrap") is None:
         return "bwrap is not installed"
     probe = Sandbox("bwrap")
+    argv = confine(probe, ["true"], [], Path("/"))
+    deadline = time.monotonic() + PROBE_SECONDS
     try:
-        done = subprocess.run(
-            confine(probe, ["true"], [], Path("/")),
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            capture_output=True,
-            timeout=30,
-            check=False,
+        done = run_group(
+            argv, Path("/"), None, deadline, stdout=Capture(0, 0), stderr=Capture(STDERR, 0)
         )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+    except OSError as exc:
         return f"bwrap did not start ({exc})"
-    if done.returncode != 0:
-        reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        return f"bwrap failed ({reason[-1] if reason else f'exit {done.returncode}'})"
+    if done.timed_out:
+        return f"bwrap did not start (it did not end within {PROBE_SECONDS:g} s)"
+    if done.code != 0:
+        reason = done.stderr.strip().splitlines()
+        return f"bwrap failed ({reason[-1] if reason else f'exit {done.code}'})"
     return ""
