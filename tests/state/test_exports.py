@@ -53,3 +53,4 @@ def test_export_task_status_is_a_tilth_flat_map(store: Store, tmp_path: Path) ->
         '{\n  "T-1": "done",\n  "T-2": "failed",\n  "T-5": "waiting",\n  "T-10": "done"\n}\n'
     )
     assert [p.name for p in out.parent.iterdir()] == ["task-status.json"]  # no temp left
+    assert out.stat().st_mode & 0o777 == 0o600  # the state is its owner's alone

@@ -5,10 +5,9 @@ and a Tilth-style task-status.json, each replaced whole so that a reader never s
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
+from taskhand.plan.formats.files import write_atomic
 from taskhand.plan.formats.markdown import TilthStatus
 from taskhand.plan.model import Status
 from taskhand.state.events import Event
@@ -36,15 +35,7 @@ def write_task_status(states: dict[str, TaskState], path: Path) -> None:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    """Replace `path` whole, so a reader never sees half a file."""
+    """Replace an export whole, readable by its owner only: its events quote what agents and
+    checks printed."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, text, mode=0o600)

@@ -85,15 +85,19 @@ def read_text(path: Path, root: Path, out: Collector) -> str | None:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write through a temporary file in the same folder, then rename over the target."""
+def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
+    """Replace `path` whole, so a reader never sees half a file: write a temporary file in the
+    same folder, then rename it over the target. The file keeps its mode (a new one: `mode`,
+    else 0o644); with `mode`, it takes that one."""
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp, path.stat().st_mode & 0o777 if path.exists() else 0o644)
+        if mode is None:
+            mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
