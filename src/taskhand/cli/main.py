@@ -85,16 +85,14 @@ def _emit(data: Any) -> None:
 
 def _load(path: Path, status_file: Path | None) -> tuple[Plan, Statuses]:
     # The plan's own rules only: a plan that cannot run here (preflight) still shows.
-    report = validate.validate(path)
-    if report.plan is None or report.errors:
-        raise PlanError(report.errors)
-    statuses = feedback.latest_statuses(report.plan)
+    plan = validate.validate(path).require()
+    statuses = feedback.latest_statuses(plan)
     if status_file is not None:
         try:
             statuses = {**statuses, **markdown.read_status_overlay(status_file)}
         except ValueError as exc:
             raise Failure(str(exc)) from None
-    return report.plan, statuses
+    return plan, statuses
 
 
 PLAN = click.argument("plan", type=click.Path(path_type=Path))

@@ -17,10 +17,8 @@ from taskhand import config, demo
 from taskhand.host import interrupts
 from taskhand.plan import formats
 from taskhand.plan.model import Status
-from taskhand.run import clean, feedback, launch
-from taskhand.state.paths import StateDir
-from taskhand.state.records import Run, RunStatus
-from taskhand.state.store import Store
+from taskhand.run import clean, feedback, launch, lookup
+from taskhand.state.records import RunStatus
 from taskhand.text import dumps, printable
 from taskhand.unit import LENSES
 from taskhand.views import ledger as ledger_view
@@ -199,31 +197,12 @@ def resume(run_id: str | None, repo: Path | None, as_json: bool) -> None:
     _finish(summary)
 
 
-def _store(repo: Path | None) -> tuple[StateDir, Store]:
-    root = git.find_repo(repo or Path.cwd())
-    state = StateDir.for_repo(root)
-    if not state.database.exists():
-        raise click.ClickException(
-            printable(f"no runs for {root} (fix: start one with taskhand run PLAN)")
-        )
-    return state, Store.open(state.database)
-
-
-def _pick(store: Store, run_id: str | None) -> Run:
-    found = store.get_run(run_id) if run_id else store.latest_run()
-    if found is None:
-        raise click.ClickException(
-            printable(f"no run {run_id or ''} here (fix: list them: taskhand runs)")
-        )
-    return found
-
-
 @click.command()
 @REPO
 @JSON
 def runs(repo: Path | None, as_json: bool) -> None:
     """List the runs of this repository, newest first."""
-    state, store = _store(repo)
+    _, state, store = lookup.open_store(repo)
     with store:
         rows: list[dict[str, Any]] = []
         for item in store.runs():
@@ -262,9 +241,9 @@ def runs(repo: Path | None, as_json: bool) -> None:
 @JSON
 def stats(run_id: str | None, repo: Path | None, as_json: bool) -> None:
     """Units, agent time, tokens and dollars per task and in total for RUN."""
-    _, store = _store(repo)
+    root, _, store = lookup.open_store(repo)
     with store:
-        found = _pick(store, run_id)
+        found = lookup.pick(store, run_id, root)
         figures = store.stats(found.id)
     if as_json:
         click.echo(_json({"run": found.id, **figures.as_json()}))
@@ -279,9 +258,9 @@ def stats(run_id: str | None, repo: Path | None, as_json: bool) -> None:
 @JSON
 def ledger(task_id: str | None, run_id: str | None, repo: Path | None, as_json: bool) -> None:
     """What became of each attempt at TASK (default: every task): checks, verdicts, change."""
-    _, store = _store(repo)
+    root, _, store = lookup.open_store(repo)
     with store:
-        found = _pick(store, run_id)
+        found = lookup.pick(store, run_id, root)
         entries = store.ledger(found.id, task_id)
     if as_json:
         click.echo(_json({"run": found.id, "entries": [e.as_json() for e in entries]}))
@@ -298,9 +277,9 @@ def ledger(task_id: str | None, run_id: str | None, repo: Path | None, as_json: 
 @REPO
 def clean_command(run_id: str | None, dry_run: bool, repo: Path | None) -> None:
     """Remove RUN's worktrees and integrated task branches; keep (and say why) the rest."""
-    state, store = _store(repo)
+    root, state, store = lookup.open_store(repo)
     with store:
-        found = _pick(store, run_id)
+        found = lookup.pick(store, run_id, root)
         with clean.claimed(state, found):
             steps = clean.plan_clean(store, state, found)
             verb = "would remove" if dry_run else "removed"

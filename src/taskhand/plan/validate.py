@@ -12,7 +12,7 @@ from pathlib import Path
 
 from taskhand.plan import formats, schedule
 from taskhand.plan.model import Dialect, Plan, Status, Task, counter, id_key
-from taskhand.plan.problems import Collector, Problem, Severity
+from taskhand.plan.problems import Collector, PlanError, Problem, Severity
 
 # Redundant-dependency search stops after this many steps so a huge plan stays fast.
 REDUNDANCY_BUDGET = 2_000_000
@@ -34,6 +34,13 @@ class Report:
 
     def ok(self, strict: bool = False) -> bool:
         return not self.errors and not (strict and self.warnings)
+
+    def require(self) -> Plan:
+        """The plan, when none of its problems is an error; else a PlanError listing them all.
+        The one rule of every command that needs a plan to work on."""
+        if self.plan is None or self.errors:
+            raise PlanError(self.errors)
+        return self.plan
 
     def adding(self, problems: list[Problem]) -> Report:
         """This report with more problems of the same plan, all in file and line order."""

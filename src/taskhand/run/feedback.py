@@ -14,8 +14,8 @@ from pathlib import Path
 from taskhand.errors import UserError
 from taskhand.plan.model import Dialect, Plan, Status, Task
 from taskhand.plan.problems import PlanError, display_path
-from taskhand.run import launch
-from taskhand.run.loop import load
+from taskhand.run import launch, lookup
+from taskhand.run.preflight import load
 from taskhand.state import lock
 from taskhand.state.paths import StateDir
 from taskhand.state.status import StatusBook
@@ -148,13 +148,9 @@ def _book(
 
 
 def _latest_plan(move: str, repo: Path | None) -> Path:
-    root = git.find_repo(repo or Path.cwd())
-    state = StateDir.for_repo(root)
-    if state.database.exists():
-        with Store.open(state.database) as store:
-            run = store.latest_run()
-        if run is not None:
-            return Path(run.plan_path)
+    root, run = lookup.latest(repo)
+    if run is not None:
+        return Path(run.plan_path)
     raise FeedbackError(
         f"no runs in {root} to take the plan from (fix: name it: taskhand {move} TASK ... PLAN)"
     )

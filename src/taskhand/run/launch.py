@@ -19,7 +19,9 @@ from taskhand.host import interrupts, sandbox
 from taskhand.pipeline.stages import DEFAULT
 from taskhand.pipeline.work import Stage
 from taskhand.plan.model import Plan, Status
-from taskhand.run.loop import Listener, Runner, load
+from taskhand.run import lookup
+from taskhand.run.loop import Listener, Runner
+from taskhand.run.preflight import load
 from taskhand.state import lock
 from taskhand.state.events import Event, EventKind
 from taskhand.state.paths import StateDir
@@ -154,14 +156,9 @@ def resume(
     pipeline: Sequence[Stage] = DEFAULT,
 ) -> Summary:
     """Resume run `run_id` (the latest run of this repository when None)."""
-    root = git.find_repo(repo or Path.cwd())
-    state = StateDir.for_repo(root)
-    if not state.database.exists():
-        raise RunError(f"no runs for {root} (fix: start one with taskhand run PLAN)")
-    with Store.open(state.database) as store:
-        run = store.get_run(run_id) if run_id else store.latest_run()
-        if run is None:
-            raise RunError(f"no run {run_id} in {root} (fix: list them with taskhand runs)")
+    root, state, store = lookup.open_store(repo)
+    with store:
+        run = lookup.pick(store, run_id, root)
     config = RunConfig.from_json(run.config)
     agent = _agents(load(Path(run.plan_path)), config)
     box, warning = _sandbox(config)

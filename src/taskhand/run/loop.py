@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Sequence
-from pathlib import Path
 
 from taskhand import workspace
 from taskhand.agents.base import Agent
@@ -23,10 +22,9 @@ from taskhand.pipeline.stages import DEFAULT
 from taskhand.pipeline.work import Ended, Stage
 from taskhand.plan import schedule
 from taskhand.plan.model import Plan, Status, Task
-from taskhand.plan.problems import PlanError
 from taskhand.plan.schedule import Exit
 from taskhand.run import attempt as attempts
-from taskhand.run.preflight import validate
+from taskhand.run.preflight import load
 from taskhand.state.events import EventKind
 from taskhand.state.paths import StateDir
 from taskhand.state.records import AttemptStatus, Run, RunStatus
@@ -46,14 +44,6 @@ RUN_STATUS = {
 
 # Attempts that end their task: a run killed before concluding it concludes it on resume.
 _ENDS_THE_TASK = (AttemptStatus.GAVE_UP, AttemptStatus.REVIEW_FAILED, AttemptStatus.CAPPED)
-
-
-def load(plan_path: Path) -> Plan:
-    """The plan at `plan_path`, or a PlanError that lists every problem found."""
-    report = validate(plan_path)
-    if report.plan is None or report.errors:
-        raise PlanError(report.errors)
-    return report.plan
 
 
 class Runner:

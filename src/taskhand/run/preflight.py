@@ -29,6 +29,12 @@ def validate(path: Path) -> plan_validation.Report:
     return report if report.plan is None else report.adding(check(report.plan))
 
 
+def load(path: Path) -> Plan:
+    """The plan at `path` as a run needs it: its own rules and the preflight rules passed, or a
+    PlanError that lists every problem found."""
+    return validate(path).require()
+
+
 def check(plan: Plan) -> list[Problem]:
     """Every preflight problem of `plan`, whose files have been read."""
     problems: list[Problem] = []
