@@ -6,14 +6,10 @@ from pathlib import Path
 
 import click
 
+from taskhand.cli.options import REPO
 from taskhand.run import feedback
 
 PLAN = click.argument("plan", type=click.Path(path_type=Path), required=False)
-REPO = click.option(
-    "--repo",
-    type=click.Path(path_type=Path),
-    help="The repository (default: the one holding the plan, or the current folder).",
-)
 
 
 def _next(moved: feedback.Moved) -> str:

@@ -13,6 +13,7 @@ from taskhand.cli import errors as cli_errors
 from taskhand.cli import feedback as cli_feedback
 from taskhand.cli import run as cli_run
 from taskhand.cli.errors import Failure
+from taskhand.cli.options import JSON
 from taskhand.errors import UserError
 from taskhand.plan import schedule, templates, validate
 from taskhand.plan.formats import markdown
@@ -96,7 +97,6 @@ def _load(path: Path, status_file: Path | None) -> tuple[Plan, Statuses]:
 
 
 PLAN = click.argument("plan", type=click.Path(path_type=Path))
-JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 STATUS_FILE = click.option(
     "--status-file",
     type=click.Path(path_type=Path),

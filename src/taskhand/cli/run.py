@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from taskhand import config, demo
+from taskhand.cli.options import JSON, REPO
 from taskhand.host import interrupts
 from taskhand.plan import formats
 from taskhand.plan.model import Status
@@ -30,13 +31,6 @@ from taskhand.workspace import git
 T = TypeVar("T")
 EXIT_CODES = {RunStatus.COMPLETED: 0, RunStatus.FAILED: 1}
 EXIT_UNFINISHED = 3
-
-REPO = click.option(
-    "--repo",
-    type=click.Path(path_type=Path),
-    help="The repository (default: the one holding the plan, or the current folder).",
-)
-JSON = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 
 
 def _listener(as_json: bool) -> watch.JsonLines | watch.Progress:
