@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from taskhand.gates.checks import CheckResult, run_check, run_checks
+from taskhand.gates.checks import CheckResult, run_check
 from taskhand.plan.model import Check
 
 PY = sys.executable
@@ -308,19 +308,6 @@ def test_env_replaces_the_environment(tmp_path: Path, monkeypatch: pytest.Monkey
     assert replaced.output == "None given\n"
     inherited = run_check(python(code), tmp_path)
     assert inherited.output == "leaked None\n"
-
-
-def test_run_checks_runs_every_check_after_a_failure(tmp_path: Path) -> None:
-    checks = [
-        python("print('one')"),
-        python("raise SystemExit(2)"),
-        Check(("taskhand-no-such-program",)),
-        python("print('four')"),
-    ]
-    results = run_checks(checks, tmp_path)
-    assert [r.ok for r in results] == [True, False, False, True]
-    assert [r.argv for r in results] == [c.argv for c in checks]
-    assert results[3].output == "four\n"
 
 
 def test_result_is_plain_data() -> None:

@@ -37,7 +37,7 @@ from taskhand.state.events import Event
 from taskhand.state.paths import StateDir
 from taskhand.state.records import Run
 from taskhand.state.store import Store
-from taskhand.workspace import git, worktrees
+from taskhand.workspace import worktrees
 from taskhand.workspace.snapshot import snapshot
 from tests.plans import tt_plan, tt_task
 
@@ -373,7 +373,7 @@ def verify(c: Campaign, failing: set[str], rejected: set[str]) -> None:
 
     # The run branch: exactly one commit per task, in plan order, each the accepted candidate.
     base, branch = run.base_sha, run.run_branch
-    assert git.rev_count(c.repo, base, branch) == len(ids), where
+    assert len(_git(c.repo, "rev-list", f"{base}..{branch}").split()) == len(ids), where
     log = _git(c.repo, "log", "--reverse", "--format=%H %P%x09%s", f"{base}..{branch}")
     rows = [line.split("\t", 1) for line in log.splitlines()]
     assert [subject for _, subject in rows] == [f"{t}: {title}" for t, title in c.tasks], where

@@ -12,7 +12,7 @@ import shlex
 import shutil
 import signal
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -123,16 +123,6 @@ def run_check(
         stuck,
         check.timeout_seconds,
     )
-
-
-def run_checks(
-    checks: Sequence[Check],
-    cwd: Path,
-    env: Mapping[str, str] | None = None,
-    output_limit: int = DEFAULT_OUTPUT_LIMIT,
-) -> list[CheckResult]:
-    """Run every check in order, even after a failure: the next attempt wants every reason."""
-    return [run_check(check, cwd, env, output_limit) for check in checks]
 
 
 def _missing(program: str, cwd: Path, env: Mapping[str, str] | None) -> str:

@@ -60,12 +60,6 @@ def eligible(plan: Plan, statuses: Statuses | None = None) -> list[str]:
     return sorted(ready, key=id_key)
 
 
-def next_task(plan: Plan, statuses: Statuses | None = None) -> str | None:
-    """The task a sequential run selects next: the eligible task with the lowest id."""
-    frontier = eligible(plan, statuses)
-    return frontier[0] if frontier else None
-
-
 def exit_condition(plan: Plan, statuses: Statuses | None = None) -> Exit | None:
     """Why a run must stop now, or None while some task is eligible."""
     status = statuses if statuses is not None else plan.statuses()

@@ -245,12 +245,6 @@ def tree_of(repo: Path, sha: str) -> str:
     return output(repo, "rev-parse", "--verify", f"{resolve(repo, sha)}^{{tree}}")
 
 
-def rev_count(repo: Path, base: str, head: str) -> int:
-    """How many commits `head` has that `base` does not."""
-    span = f"{resolve(repo, base)}..{resolve(repo, head)}"
-    return int(output(repo, "rev-list", "--count", span))
-
-
 def tree_modes(repo: Path, rev: str, paths: list[str]) -> dict[str, str]:
     """The mode (100755, 100644, 120000, 040000, ...) of each of `paths` that `rev` holds.
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 
-from taskhand.plan.formats.criteria import CriterionError, parse_criterion, render_command
+from taskhand.plan.formats.criteria import CriterionError, parse_criterion
 from taskhand.plan.model import DEFAULT_CHECK_TIMEOUT, Check
 
 
@@ -41,6 +43,17 @@ def test_parse(text: str, check: Check | None) -> None:
 def test_bad_commands_say_why(text: str, reason: str) -> None:
     with pytest.raises(CriterionError, match=reason):
         parse_criterion(text)
+
+
+def render_command(check: Check) -> str:
+    """The canonical bullet prefix for a check, as a person would write it."""
+    opts = []
+    if check.expected_exit_code != 0:
+        opts.append(f"exit {check.expected_exit_code}")
+    if check.timeout_seconds != DEFAULT_CHECK_TIMEOUT:
+        opts.append(f"timeout {check.timeout_seconds:g}s")
+    suffix = f" ({', '.join(opts)})" if opts else ""
+    return f"`$ {shlex.join(check.argv)}`{suffix}"
 
 
 def test_render_is_the_inverse_of_parse() -> None:

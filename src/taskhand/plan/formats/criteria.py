@@ -71,14 +71,3 @@ def parse_criterion(text: str, line: int | None = None) -> Criterion:
         else:
             raise CriterionError(f"option {option!r} is not 'exit N' (0-255) or 'timeout 30s'")
     return Criterion(text, Check(argv, timeout, exit_code), line)
-
-
-def render_command(check: Check) -> str:
-    """The canonical bullet prefix for a check (the inverse of parse_criterion)."""
-    opts = []
-    if check.expected_exit_code != 0:
-        opts.append(f"exit {check.expected_exit_code}")
-    if check.timeout_seconds != DEFAULT_CHECK_TIMEOUT:
-        opts.append(f"timeout {check.timeout_seconds:g}s")
-    suffix = f" ({', '.join(opts)})" if opts else ""
-    return f"`$ {shlex.join(check.argv)}`{suffix}"
