@@ -79,10 +79,12 @@ def test_flags_override_the_variables(tmp_path: Path) -> None:
     assert build(plan, Flags(lenses=["tests"]), env={}).lenses == ["tests"]  # a list will do
 
 
-def test_an_empty_variable_or_flag_is_no_value(tmp_path: Path) -> None:
+def test_an_empty_value_in_any_layer_is_no_value(tmp_path: Path) -> None:
     plan = plan_with(tmp_path, FILE)
     config = build(plan, Flags(agent="", lenses=""), env={"TASKHAND_AGENT": ""})
     assert (config.agent, config.lenses) == ("openai", ["correctness", "security"])
+    empty = plan_with(tmp_path, '[run]\nagent = ""\n')
+    assert build(empty, env={"TASKHAND_AGENT": ""}).agent == "replay"
 
 
 def test_the_files_model_belongs_to_the_files_agent(tmp_path: Path) -> None:

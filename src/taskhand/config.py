@@ -174,10 +174,11 @@ def build(
     """The config for a run of the plan at `plan_root`: defaults, its taskhand.toml, the
     TASKHAND_* variables of `env` (default os.environ, read once), then `flags`."""
     data = read_file(plan_root)
-    environ = dict(os.environ if env is None else env)
+    source = os.environ if env is None else env
+    environ = {k: v for k, v in source.items() if k.startswith(ENV_PREFIX)}
     run_table, roles = data.get("run", {}), data.get("roles", {})
-    review = data.get("review", {})
-    from_file = {**run_table, **review}  # [run] agent, model; [review] lenses, bounces
+    # [run] agent and model, [review] lenses and bounces; an empty string is no value.
+    from_file = {k: v for k, v in {**run_table, **data.get("review", {})}.items() if v != ""}
     above = _from_env(environ) | _from_flags(flags or Flags())
     values = _defaults() | from_file | above
     # The file's model belongs to the file's agent: another agent chosen above it drops it.
