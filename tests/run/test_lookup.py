@@ -26,11 +26,12 @@ def test_the_run_named_else_the_latest(tmp_path: Path) -> None:
     with Store.open(state.database) as store:
         first = store.create_run("plan", "markdown", str(repo), "abc", "", {})
         second = store.create_run("plan", "markdown", str(repo), "abc", "", {})
+    newest = max(first, second, key=lambda r: (r.created, r.id))  # as the store orders runs
     root, _, store = lookup.open_store(repo)
     with store:
         assert root == repo
         assert lookup.pick(store, first.id, root).id == first.id
-        assert lookup.pick(store, None, root).id == second.id
+        assert lookup.pick(store, None, root).id == newest.id
         with pytest.raises(lookup.NoRunError, match=r"no run nope in .* taskhand runs\)$"):
             lookup.pick(store, "nope", root)
-    assert lookup.latest(repo)[1] == second
+    assert lookup.latest(repo)[1] == newest
