@@ -153,7 +153,10 @@ ATTACKS: dict[str, tuple[list[str], list[str]]] = {
     "a process left running after the unit": (
         [
             "(sleep 2; touch {M}/late) > /dev/null 2>&1 &",
-            "setsid sh -c 'sleep 2; touch {M}/late-setsid' > /dev/null 2>&1 < /dev/null &",
+            # Its own session, out of the group the harness kills when the command ends; the
+            # pause lets it get there first.
+            "setsid sh -c 'sleep 2; touch {M}/late-setsid' > /dev/null 2>&1 < /dev/null & "
+            "sleep 0.5",
         ],
         [],
     ),
