@@ -91,7 +91,8 @@ def _default(text: str, value: object) -> str:
     return f"{text} (default: {value})."
 
 
-_CAPS = config.Caps()
+_DEFAULTS = config.RunConfig()  # the defaults the help names, as the builder has them
+_CAPS = _DEFAULTS.caps
 
 
 @click.command()
@@ -103,13 +104,15 @@ _CAPS = config.Caps()
 )
 @click.option("--model", help="The model the agent uses.")
 @click.option("--script", type=click.Path(path_type=Path), help="The replay agent's script.")
-@click.option("--base", "base_ref", help=_default("The commit tasks start from", "HEAD"))
+@click.option(
+    "--base", "base_ref", help=_default("The commit tasks start from", _DEFAULTS.base_ref)
+)
 @click.option("--new", is_flag=True, help="Start a new run even if the last one is unfinished.")
 @click.option(
     "--sandbox",
-    metavar="[auto|bwrap|none]",
+    metavar=f"[{'|'.join(config.SANDBOXES)}]",
     help="What confines the agents' processes: bwrap (bubblewrap), none, or auto "
-    "(bwrap when it works here, else none with a warning; the default).",
+    f"(bwrap when it works here, else none with a warning) (default: {_DEFAULTS.sandbox}).",
 )
 @click.option(
     "--max-attempts",
@@ -126,7 +129,8 @@ _CAPS = config.Caps()
     "--review",
     "lenses",
     help="Reviewers, comma-separated, each in its own copy: "
-    f"{', '.join(LENSES)} (default: the plan's taskhand.toml, else general).",
+    f"{', '.join(LENSES)} (default: the plan's taskhand.toml, else "
+    f"{','.join(_DEFAULTS.lenses)}).",
 )
 @click.option(
     "--evaluator", help="The reviewers' agent (default: [roles.evaluator], else --agent)."
