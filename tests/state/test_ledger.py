@@ -106,3 +106,13 @@ def test_an_outcome_outside_the_vocabulary_is_refused(store: Store) -> None:
         store.finish_attempt(attempt.id, "passed", "ok", Entry("passed", "ok"))
     assert store.attempts(run.id)[0].status is AttemptStatus.RUNNING  # nothing was written
     assert store.ledger(run.id, None) == []
+
+
+def test_a_verdict_reads_the_same_in_an_attempts_reason_and_the_next_prompt() -> None:
+    general = VerdictNote.from_json({"lens": "general", **REJECT.as_json()})
+    security = VerdictNote.from_json({"lens": "security", **REJECT.as_json()})
+    assert general.line() == "rejected as weak_test: It asserts nothing."
+    assert security.line() == "rejected (security review) as weak_test: It asserts nothing."
+    assert VerdictNote("tests", "accept").line() == "accepted (tests review)"
+    assert general.details() == [("evidence", "t.py:test_a"), ("next step", "Assert the count.")]
+    assert VerdictNote("general", "accept", concern="Fine.").details() == []

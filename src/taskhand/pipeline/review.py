@@ -15,7 +15,7 @@ from taskhand.pipeline.harness import Harness, case_json, verdict_json
 from taskhand.pipeline.work import Ended, Work
 from taskhand.plan.model import Status
 from taskhand.state.events import EventKind
-from taskhand.state.ledger import Entry, LedgerOutcome
+from taskhand.state.ledger import Entry, LedgerOutcome, VerdictNote
 from taskhand.state.records import AttemptStatus
 from taskhand.unit import Case, Role, Verdict
 from taskhand.workspace import diffs
@@ -51,10 +51,10 @@ def review(h: Harness, work: Work) -> Ended | None:
         h.emit(EventKind.ATTEMPT_FAILED, task.id, reason=reason)
         return Ended(Status.FAIL, reason)
     work.verdicts = [verdict_json(v, lens) for lens, v in found]
-    rejections = [(lens, v) for lens, v in found if not v.accepted]
+    rejections = [n for n in map(VerdictNote.from_json, work.verdicts) if not n.accepted]
     if not rejections:
         return None
-    reason = "; ".join(_rejection(lens, v) for lens, v in rejections)
+    reason = "; ".join(n.line() for n in rejections)
     entry = Entry(
         LedgerOutcome.REJECTED, reason, work.summary, case, gates(work.gates), work.verdicts
     )
@@ -124,8 +124,3 @@ def reviewer(h: Harness, work: Work, prompt: str, lens: str) -> Verdict | str | 
         problem = f"the {lens} reviewer gave no verdict: {outcome.failure or outcome.case}"
         h.emit(EventKind.REVIEW_FAILED, task.id, lens=lens, reason=problem)
     return problem
-
-
-def _rejection(lens: str, verdict: Verdict) -> str:
-    who = "" if lens == "general" else f" ({lens})"
-    return f"{AttemptStatus.REJECTED}{who} as {verdict.category}: {verdict.concern}"

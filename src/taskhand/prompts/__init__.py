@@ -226,11 +226,10 @@ def _ledger(entries: list[LedgerEntry], title: str, guide: str) -> str:
     for n, entry in enumerate(entries, start=1):
         lines.append(f"{n}. Attempt {entry.iteration}: {_outcome(entry)}")
         for verdict in entry.rejections:
-            who = "" if verdict.lens == "general" else f" ({verdict.lens} review)"
-            lines.append(f"   Rejected{who} as {verdict.category}: {verdict.concern}")
-            if verdict.evidence:
-                lines.append(f"   Evidence: {', '.join(verdict.evidence)}")
-            lines.append(f"   Next step: {verdict.next_step}")
+            line = verdict.line()
+            lines.append(f"   {line[0].upper()}{line[1:]}")
+            for label, text in verdict.details():
+                lines.append(f"   {label.capitalize()}: {text}")
         for check in entry.failed_checks:
             detail = "\n     ".join(check.detail.splitlines())
             lines.append(f"   Check {check.name} failed: {detail}")

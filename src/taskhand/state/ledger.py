@@ -72,6 +72,20 @@ class VerdictNote:
     def accepted(self) -> bool:
         return self.verdict == "accept"
 
+    def line(self) -> str:
+        """The verdict in one line, as an attempt's reason and the next prompt say it:
+        "accepted", or "rejected as CATEGORY: CONCERN"; a lens other than general is named,
+        "rejected (security review) as ..."."""
+        who = "" if self.lens == "general" else f" ({self.lens} review)"
+        if self.accepted:  # the words of what the verdict makes of the attempt
+            return f"{LedgerOutcome.ACCEPTED}{who}"
+        return f"{LedgerOutcome.REJECTED}{who} as {self.category}: {self.concern}"
+
+    def details(self) -> list[tuple[str, str]]:
+        """What the verdict says below its line, as (label, text): evidence, next step."""
+        found = [("evidence", ", ".join(self.evidence))] if self.evidence else []
+        return found + ([("next step", self.next_step)] if self.next_step else [])
+
     def as_json(self) -> dict[str, Any]:
         return {
             "lens": self.lens,

@@ -26,10 +26,7 @@ def lines(entries: list[LedgerEntry]) -> list[str]:
 def _verdict(verdict: VerdictNote) -> list[str]:
     words = verdict.verdict + (f" as {verdict.category}" if verdict.category else "")
     shown = [f"  {verdict.lens} review: {words}: {_indented(verdict.concern)}"]
-    if verdict.evidence:
-        shown.append(f"    evidence: {', '.join(verdict.evidence)}")
-    if verdict.next_step:
-        shown.append(f"    next step: {_indented(verdict.next_step)}")
+    shown.extend(f"    {label}: {_indented(text)}" for label, text in verdict.details())
     return shown
 
 
