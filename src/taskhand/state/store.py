@@ -313,7 +313,9 @@ class Store(EventLog):
                 raise KeyError(f"no attempt {attempt_id}")
             return cursor.lastrowid
 
-    def finish_unit(self, unit_id: int, outcome: Case, usage: Usage, transcript: str | None) -> None:
+    def finish_unit(
+        self, unit_id: int, outcome: Case, usage: Usage, transcript: str | None
+    ) -> None:
         """End a unit as `outcome` (a Case), with what it consumed."""
         sql = (
             "UPDATE units SET ended = ?, outcome = ?, tokens_in = ?, tokens_out = ?,"
