@@ -33,7 +33,7 @@ from taskhand import demo
 from taskhand.plan.model import Status
 from taskhand.plan.validate import validate
 from taskhand.run import launch
-from taskhand.state.events import Event
+from taskhand.state.events import Event, EventKind
 from taskhand.state.paths import StateDir
 from taskhand.state.records import Run
 from taskhand.state.store import Store
@@ -240,14 +240,19 @@ class Campaign:
             return run.status if run else None
 
     def done(self) -> int:
-        """How many tasks the run has done."""
+        """How many tasks the run has done, or integrated (a restart only concludes those:
+        the rest of their events are not emitted again)."""
         store = self.store()
         if store is None:
             return 0
         with store:
             run = store.latest_run()
-            states = store.task_states(run.id).values() if run else []
-            return sum(s.status is Status.DONE for s in states)
+            if run is None:
+                return 0
+            states = store.task_states(run.id)
+            done = {task_id for task_id, s in states.items() if s.status is Status.DONE}
+            integrated = {e.task_id for e in store.events_of(run.id, EventKind.INTEGRATED)}
+            return len(done | integrated)
 
     def killed(self, after: int) -> list[Event]:
         """Note what a kill left: the events stored since `after`, and the attempts left open."""
