@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import os
+import ssl
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from openai import APIConnectionError, APIStatusError, OpenAI, OpenAIError
+import httpx2
+from openai import APIConnectionError, APIStatusError, DefaultHttpxClient, OpenAI, OpenAIError
 from openai.types.chat import (
     ChatCompletion,
     ChatCompletionMessage,
@@ -163,16 +165,22 @@ class OpenAIAgent:
         self.backoff = backoff
         self.request_timeout = request_timeout
         self._api_key = key
+        self._tls: ssl.SSLContext | None = None
         # The model's shell gets what a check gets: never the provider's key or endpoint.
         self.tool_env = child_env(passed=passed, env=environ)
         self.redact = Redactor(environ, extra=(key,))
 
     def run(self, unit: Unit) -> Outcome:
+        if self._tls is None:
+            # Loading the certificates took longer than the rest of a client's making: done
+            # once per agent. Each unit still gets its own client, closed with the unit.
+            self._tls = httpx2.create_ssl_context()
         client = OpenAI(
             base_url=self.base_url,
             api_key=self._api_key,
             max_retries=0,
             timeout=self.request_timeout,
+            http_client=DefaultHttpxClient(verify=self._tls),
         )
         with client:
             return _Session(self, unit, client).run()
