@@ -1,4 +1,4 @@
-"""The openai backend against a scripted Chat Completions server: real SDK, tools and worktree."""
+"""The openai backend against a scripted Chat Completions server: real HTTP, tools, worktree."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from taskhand.agents import prices
 from taskhand.agents.base import AgentError
 from taskhand.agents.openai.loop import NUDGE, VERDICT_NUDGE, OpenAIAgent
 from taskhand.unit import Case, Question, Role, Unit, Usage, Verdict
-from tests.fakes.scripted_openai import EMPTY, Delay, ScriptedOpenAI, Status, reply, tool_call
+from tests.fakes.scripted_openai import EMPTY, Delay, Raw, ScriptedOpenAI, Status, reply, tool_call
 
 KEY = "sk-test-key-abcdef123"
 PLANTED = "sk-planted-secret-123"
@@ -201,6 +201,28 @@ def test_a_client_error_fails_the_unit_at_once(server: ScriptedOpenAI, tmp_path:
     assert outcome.failure == (
         "the provider refused the request (HTTP 400: The model 'gpt-nope' does not exist)"
     )
+    assert len(server.requests) == 1
+
+
+def test_an_error_without_the_error_shape_is_named_by_its_text(
+    server: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    server.add(Raw(502, "<html>Bad Gateway</html>"), Raw(503, ""), DONE)
+
+    outcome = make_agent(server, max_turns=1).run(make_unit(tmp_path))
+
+    assert outcome.case is Case.DONE, outcome.failure
+    retries = [m["error"] for m in outcome.transcript if m.get("role") == "retry"]
+    assert retries == ["HTTP 502: <html>Bad Gateway</html>", "HTTP 503: Error code: 503"]
+
+
+def test_an_answer_that_is_not_json_ends_the_unit(server: ScriptedOpenAI, tmp_path: Path) -> None:
+    server.add(Raw(200, "upstream says hello"), DONE)
+
+    outcome = make_agent(server).run(make_unit(tmp_path))
+
+    assert outcome.case is Case.ERROR
+    assert outcome.failure.startswith("the provider's answer could not be read: it is not JSON")
     assert len(server.requests) == 1
 
 
@@ -493,6 +515,23 @@ def test_key_and_base_url_come_from_the_environment(server: ScriptedOpenAI, tmp_
 
     assert outcome.case is Case.DONE, outcome.failure
     assert server.requests[0].headers["authorization"] == f"Bearer {KEY}"
+
+
+def test_an_organization_and_a_project_from_the_environment_are_sent(
+    server: ScriptedOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server.add(DONE, DONE)
+    monkeypatch.delenv("OPENAI_ORG_ID", raising=False)
+    monkeypatch.delenv("OPENAI_PROJECT_ID", raising=False)
+    make_agent(server).run(make_unit(tmp_path))
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-1")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-2")
+    make_agent(server).run(make_unit(tmp_path))
+
+    plain, scoped = (r.headers for r in server.requests)
+    assert "openai-organization" not in plain
+    assert "openai-project" not in plain
+    assert (scoped["openai-organization"], scoped["openai-project"]) == ("org-1", "proj-2")
 
 
 def test_secrets_never_travel(

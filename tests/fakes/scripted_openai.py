@@ -1,7 +1,8 @@
-"""A scripted Chat Completions server on 127.0.0.1, for running our OpenAI loop with the real SDK.
+"""A scripted Chat Completions server on 127.0.0.1, for running our OpenAI loop over real HTTP.
 
 Each POST to /v1/chat/completions takes the next step of the script: a JSON body to answer,
-an HTTP error, or an empty answer, optionally after a delay. Every request is recorded.
+an HTTP error, raw text, or an empty answer, optionally after a delay. Every request is
+recorded.
 """
 
 from __future__ import annotations
@@ -29,6 +30,14 @@ class Status:
 
 
 @dataclass(frozen=True)
+class Raw:
+    """A step answered with `text` as it is (JSON or not) under `code`."""
+
+    code: int
+    text: str
+
+
+@dataclass(frozen=True)
 class Delay:
     """A step answered after `seconds` (cut short when the server stops)."""
 
@@ -36,7 +45,7 @@ class Delay:
     then: Step
 
 
-Step = dict[str, Any] | Status | Delay | str
+Step = dict[str, Any] | Status | Raw | Delay | str
 
 
 @dataclass
@@ -142,6 +151,8 @@ def _handler(api: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
             if isinstance(step, Status):
                 error = {"message": step.message, "type": "scripted", "code": None}
                 self.send(step.code, {"error": error})
+            elif isinstance(step, Raw):
+                self.send(step.code, step.text)
             elif step == EMPTY:
                 self.send(200, reply())
             elif isinstance(step, dict):
@@ -150,7 +161,7 @@ def _handler(api: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
                 raise ValueError(f"not a step: {step!r}")
 
         def send(self, status: int, payload: object) -> None:
-            data = json.dumps(payload).encode()
+            data = (payload if isinstance(payload, str) else json.dumps(payload)).encode()
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

@@ -12,20 +12,12 @@ import os
 import ssl
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any, cast
-
-import httpx2
-from openai import APIConnectionError, APIStatusError, DefaultHttpxClient, OpenAI, OpenAIError
-from openai.types.chat import (
-    ChatCompletion,
-    ChatCompletionMessage,
-    ChatCompletionMessageParam,
-    ChatCompletionToolUnionParam,
-)
+from typing import Any
 
 from taskhand.agents import prices as price_list
 from taskhand.agents import tool_schemas, tools
 from taskhand.agents.base import AgentError
+from taskhand.agents.openai import chat
 from taskhand.host.allowlist import child_env
 from taskhand.host.secrets import Redactor
 from taskhand.unit import (
@@ -165,6 +157,7 @@ class OpenAIAgent:
         self.backoff = backoff
         self.request_timeout = request_timeout
         self._api_key = key
+        self._env = environ
         self._tls: ssl.SSLContext | None = None
         # The model's shell gets what a check gets: never the provider's key or endpoint.
         self.tool_env = child_env(passed=passed, env=environ)
@@ -174,22 +167,15 @@ class OpenAIAgent:
         if self._tls is None:
             # Loading the certificates took longer than the rest of a client's making: done
             # once per agent. Each unit still gets its own client, closed with the unit.
-            self._tls = httpx2.create_ssl_context()
-        client = OpenAI(
-            base_url=self.base_url,
-            api_key=self._api_key,
-            max_retries=0,
-            timeout=self.request_timeout,
-            http_client=DefaultHttpxClient(verify=self._tls),
-        )
-        with client:
+            self._tls = chat.certificates()
+        with chat.ChatClient(self.base_url, self._api_key, self._env, self._tls) as client:
             return _Session(self, unit, client).run()
 
 
 class _Session:
     """One unit's conversation, from the first message to its outcome."""
 
-    def __init__(self, agent: OpenAIAgent, unit: Unit, client: OpenAI) -> None:
+    def __init__(self, agent: OpenAIAgent, unit: Unit, client: chat.ChatClient) -> None:
         self.agent, self.unit, self.client = agent, unit, client
         self.model = unit.model or agent.model
         self.deadline = time.monotonic() + unit.timeout_seconds
@@ -219,7 +205,7 @@ class _Session:
         turns = self.agent.max_turns
         return self.end(Case.ERROR, failure=f"the model used all {turns} turns without submitting")
 
-    def ask(self) -> ChatCompletionMessage | str:
+    def ask(self) -> dict[str, Any] | str:
         """The model's next answer, or why there is none; failed calls do not count as turns."""
         last = ""
         for attempt in range(self.agent.retries + 1):
@@ -229,42 +215,41 @@ class _Session:
             if self.left() <= 0:
                 return OUT_OF_TIME
             try:
-                completion = self.client.chat.completions.create(
-                    model=self.model,
-                    messages=cast("list[ChatCompletionMessageParam]", self.messages),
-                    tools=cast("list[ChatCompletionToolUnionParam]", self.tools),
+                completion = self.client.create(
+                    self.model,
+                    self.messages,
+                    self.tools,
                     timeout=min(self.agent.request_timeout, self.left()),
                 )
-            except APIStatusError as exc:
-                last = f"HTTP {exc.status_code}: {_detail(exc)}"
-                if exc.status_code != 429 and exc.status_code < 500:
+            except chat.StatusError as exc:
+                last = str(exc)
+                if exc.status != 429 and exc.status < 500:
                     return f"the provider refused the request ({last})"
                 continue
-            except APIConnectionError as exc:
+            except chat.Unreachable as exc:
                 last = str(exc)
                 continue
-            except OpenAIError as exc:
+            except chat.ProviderError as exc:
                 return f"the provider's answer could not be read: {exc}"
             self.count(completion)
-            message = completion.choices[0].message if completion.choices else None
-            if message is not None and (message.tool_calls or (message.content or "").strip()):
+            message = _message(completion)
+            if message.get("tool_calls") or _text(message.get("content")).strip():
                 return message
             last = "the model gave an empty answer"
         if self.left() <= 0:
             return OUT_OF_TIME
         return f"the provider failed {self.agent.retries + 1} times; the last error: {last}"
 
-    def act(self, message: ChatCompletionMessage) -> Outcome | None:
+    def act(self, message: dict[str, Any]) -> Outcome | None:
         """Carry out the answer's tool calls; the outcome once a valid submission arrives."""
-        entry: dict[str, Any] = {"role": "assistant", "content": message.content}
-        if message.tool_calls:
-            entry["tool_calls"] = [
-                call.model_dump(exclude_none=True) for call in message.tool_calls
-            ]
+        calls = [_without_nulls(c) for c in message.get("tool_calls") or [] if isinstance(c, dict)]
+        entry: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
+        if calls:
+            entry["tool_calls"] = calls
         self.add(entry)
-        if not message.tool_calls:
+        if not calls:
             if self.nudged:
-                said = " ".join((message.content or "").split())[:200]
+                said = " ".join(_text(message.get("content")).split())[:200]
                 return self.end(
                     Case.ERROR,
                     failure=f"the model answered twice without calling a tool (last: {said!r})",
@@ -272,15 +257,16 @@ class _Session:
             self.nudged = True
             self.add({"role": "user", "content": NUDGES[self.unit.role]})
             return None
-        for call in message.tool_calls:
+        for call in calls:
             if self.left() <= 0:
                 return self.end(Case.ERROR, failure=OUT_OF_TIME)
-            if call.type != "function":
-                self.reply(call.id, f"error: {call.type} tool calls are not offered", ok=False)
+            call_id, kind, function = call.get("id"), call.get("type"), call.get("function")
+            if kind != "function" or not isinstance(function, dict):
+                self.reply(call_id, f"error: {kind} tool calls are not offered", ok=False)
                 continue
-            name, arguments = call.function.name, call.function.arguments
+            name, arguments = _text(function.get("name")), _text(function.get("arguments"))
             if name in FINISHERS.values():
-                outcome = self.finish(call.id, name, arguments)
+                outcome = self.finish(call_id, name, arguments)
                 if outcome is not None:
                     return outcome
             else:  # the tools answer malformed arguments themselves
@@ -292,10 +278,10 @@ class _Session:
                     sandbox=self.unit.sandbox,
                 )
                 result = tools.execute(name, arguments, context)
-                self.reply(call.id, result.output, ok=result.ok)
+                self.reply(call_id, result.output, ok=result.ok)
         return None
 
-    def finish(self, call_id: str, name: str, arguments: str) -> Outcome | None:
+    def finish(self, call_id: object, name: str, arguments: str) -> Outcome | None:
         """The outcome a valid submission gives; None once the model is told what to fix."""
         submission = _parse(arguments, name)
         if name != self.finisher:
@@ -335,20 +321,19 @@ class _Session:
             report=CaseReport.from_json(arguments),
         )
 
-    def count(self, completion: ChatCompletion) -> None:
+    def count(self, completion: dict[str, Any]) -> None:
         """Add a billed call's tokens and dollars: as the provider reports, else estimated."""
-        usage = completion.usage
-        if usage is None:
+        usage = completion.get("usage")
+        if not isinstance(usage, dict):
             self.usage += Usage(estimated=True)
             return
-        details = usage.prompt_tokens_details
+        details = usage.get("prompt_tokens_details")
         call = Usage(
-            # Some compatible servers send nulls where OpenAI sends numbers.
-            tokens_in=usage.prompt_tokens or 0,
-            tokens_out=usage.completion_tokens or 0,
-            tokens_cached=(details.cached_tokens or 0) if details else 0,
+            tokens_in=_count(usage.get("prompt_tokens")),
+            tokens_out=_count(usage.get("completion_tokens")),
+            tokens_cached=_count(details.get("cached_tokens")) if isinstance(details, dict) else 0,
         )
-        reported = (usage.model_extra or {}).get("cost")
+        reported = usage.get("cost")
         if isinstance(reported, int | float) and not isinstance(reported, bool):
             call.cost = float(reported)
         else:
@@ -362,7 +347,7 @@ class _Session:
         self.messages.append(clean)
         self.transcript.append(dict(clean))
 
-    def reply(self, call_id: str, output: str, *, ok: bool) -> None:
+    def reply(self, call_id: object, output: str, *, ok: bool) -> None:
         self.add({"role": "tool", "tool_call_id": call_id, "content": output})
         self.transcript[-1]["ok"] = ok
 
@@ -433,7 +418,25 @@ def _is_criteria(value: object) -> bool:
     )
 
 
-def _detail(exc: APIStatusError) -> str:
-    """The provider's own words for an error response."""
-    message = exc.body.get("message") if isinstance(exc.body, dict) else exc.body
-    return message.strip()[:1000] if isinstance(message, str) and message.strip() else exc.message
+def _message(completion: dict[str, Any]) -> dict[str, Any]:
+    """The first choice's message; empty when the answer has none."""
+    choices = completion.get("choices")
+    first = choices[0] if isinstance(choices, list) and choices else None
+    message = first.get("message") if isinstance(first, dict) else None
+    return message if isinstance(message, dict) else {}
+
+
+def _without_nulls(value: Any) -> Any:
+    """`value` without its null fields, at any depth: what the SDK sent back of a tool call."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    return value
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _count(value: object) -> int:
+    """A token count as sent; a null (some compatible servers send them) counts as none."""
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
