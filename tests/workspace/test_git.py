@@ -212,17 +212,20 @@ def test_counts_summary_and_patch(repo: Path) -> None:
 
 
 def test_symlinks(repo: Path) -> None:
+    base = git.resolve(repo, "HEAD")
     (repo / "inside").symlink_to("src/app.py")
     (repo / "src" / "outside").symlink_to("/etc/passwd")
     (repo / "*").symlink_to("README.md")
+    (repo / "README.md").write_text("a file, not a link\n")
     sha = commit(repo, "links")
-    asked = ["inside", "src/outside", "README.md", "src", "missing"]
-    assert diffs.symlinks(repo, sha, asked) == {
+    assert diffs.symlinks(repo, base, sha) == {
         "inside": "src/app.py",
         "src/outside": "/etc/passwd",
+        "*": "README.md",  # a name, not a wildcard
     }
-    assert diffs.symlinks(repo, sha, ["*"]) == {"*": "README.md"}  # a name, not a wildcard
-    assert diffs.symlinks(repo, sha, []) == {}
+    (repo / "inside").unlink()
+    assert diffs.symlinks(repo, sha, commit(repo, "link removed")) == {}
+    assert diffs.symlinks(repo, sha, sha) == {}
 
 
 # repository configuration never makes the harness's git run a program
@@ -337,7 +340,7 @@ HARNESS_CALLS: list[tuple[str, Callable[[Path, Path], object]]] = [
     ("whitespace_errors", lambda repo, _: diffs.whitespace_errors(repo, "HEAD~2", "HEAD")),
     ("patch", lambda repo, _: diffs.patch(repo, "HEAD~2", "HEAD")),
     ("summary", lambda repo, _: diffs.summary(repo, "HEAD~2", "HEAD")),
-    ("symlinks", lambda repo, _: diffs.symlinks(repo, "HEAD", ["link"])),
+    ("symlinks", lambda repo, _: diffs.symlinks(repo, "HEAD~2", "HEAD")),
     ("snapshot", lambda repo, _: snapshot(repo)),
     ("commit_tree", lambda repo, _: git.commit_tree(repo, git.tree_of(repo, "HEAD"), "HEAD", "m")),
     ("workspace prepare and collect", workspace_round_trip),

@@ -61,7 +61,7 @@ def run_gates(
         )
     )
     changes = diffs.changed_paths(repo, base, candidate)
-    links = diffs.symlinks(repo, candidate, [c.path for c in changes if c.status != "D"])
+    links = diffs.symlinks(repo, base, candidate)
     violations = scope.check_scope(changes, task.paths, forbidden, links)
     detail = "; ".join(f"{v.path}: {v.reason}" for v in violations) or "all changes in scope"
     results.append(GateResult("scope", not violations, detail))

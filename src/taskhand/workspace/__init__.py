@@ -72,18 +72,19 @@ def collect(repo: Path, ws: Workspace, base: str, message: str) -> str | None:
     git.run(repo, *own, "add", "-A", env=env)
     tree = git.decode(git.run(repo, *own, "write-tree", env=env).stdout).strip()
     full_base = git.resolve(repo, base)
-    if tree == git.tree_of(repo, full_base):
+    # One diff against the base says both whether anything changed and what was taken.
+    diff = ["diff-tree", "-r", "-z", "--no-renames", full_base, tree]
+    changes = git.fields(git.run(repo, *diff).stdout)
+    if not changes:
         return None
-    _refuse_nested_repositories(repo, full_base, tree)
+    _refuse_nested_repositories(changes)
     return git.commit_tree(repo, tree, full_base, message)
 
 
-def _refuse_nested_repositories(repo: Path, base: str, tree: str) -> None:
+def _refuse_nested_repositories(changes: list[str]) -> None:
     """A folder holding a .git of its own is recorded by git as a link to a commit that only
     the workspace has: nobody could read that work. Say so instead of taking it."""
-    raw = git.run(repo, "diff-tree", "-r", "-z", "--no-renames", base, tree).stdout
-    fields = git.fields(raw)
-    for meta, name in zip(fields[0::2], fields[1::2], strict=False):
+    for meta, name in zip(changes[0::2], changes[1::2], strict=False):
         if meta.split(" ")[1] == "160000":  # the new mode of a gitlink
             raise WorkspaceError(
                 f"{name} is a git repository inside the workspace, so its files cannot be "
@@ -130,7 +131,7 @@ def _own_index(repo: Path, path: Path, index: Path) -> tuple[str, ...]:
 
 def _no_filters(repo: Path) -> list[str]:
     # Asked again only when a configuration file changed (by its stat identity).
-    return list(_filters_off(repo, _config_identity(repo)))
+    return list(_filters_off(repo, git.config_identity(repo)))
 
 
 @functools.lru_cache(maxsize=16)
@@ -143,24 +144,6 @@ def _filters_off(repo: Path, identity: tuple[object, ...]) -> tuple[str, ...]:
         for setting in ("clean=", "smudge=", "process=", "required=false")
         for arg in ("-c", f"{name}.{setting}")
     )
-
-
-def _config_identity(repo: Path) -> tuple[object, ...]:
-    home = Path.home()
-    xdg = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
-    files = [
-        git.common_dir(repo) / "config",
-        Path(os.environ.get("GIT_CONFIG_GLOBAL") or home / ".gitconfig"),
-        Path(xdg) / "git" / "config",
-    ]
-    found: list[object] = [os.environ.get("GIT_CONFIG_NOSYSTEM")]
-    for path in files:
-        try:
-            info = os.stat(path)
-            found.append((str(path), info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns))
-        except OSError:
-            found.append((str(path), None))
-    return tuple(found)
 
 
 def _index_env(index: Path) -> dict[str, str]:

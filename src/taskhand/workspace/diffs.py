@@ -5,7 +5,7 @@ renames, `git diff --check` whitespace problems, and the targets of changed syml
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 # git's helpers are called through the module, so a wrapper on git.run (the benchmark's
@@ -20,28 +20,47 @@ class Change:
     old_path: str | None = None
 
 
+@dataclass(frozen=True)
+class _Entry:
+    change: Change
+    mode: str  # the new mode, 000000 for a deleted path
+    blob: str  # the new blob
+    added: int | None = None  # None for a binary file
+    deleted: int | None = None
+
+
 def changed_paths(repo: Path, base: str, head: str) -> list[Change]:
     """What `head` changes relative to `base`, renames detected."""
-    return list(_changed_paths(repo, git.resolve(repo, base), git.resolve(repo, head)))
+    return [entry.change for entry in _entries(repo, base, head)]
+
+
+def _entries(repo: Path, base: str, head: str) -> tuple[_Entry, ...]:
+    return _diff(repo, git.resolve(repo, base), git.resolve(repo, head))
 
 
 @functools.lru_cache(maxsize=32)  # commits never change: the gate and the review share one
-def _changed_paths(repo: Path, older: str, newer: str) -> tuple[Change, ...]:
+def _diff(repo: Path, older: str, newer: str) -> tuple[_Entry, ...]:
+    """Every changed path with its new mode, blob and line counts, from one git process."""
     # diff-tree is the plumbing twin of `git diff base head`: it ignores the user's diff
     # settings (relative paths, colour, external tools) that could change the output.
-    diff = ["diff-tree", "-r", "-z", "--name-status", "-M"]
+    diff = ["diff-tree", "-r", "-z", "-M", "--raw", "--numstat"]
     fields = git.fields(git.run(repo, *diff, older, newer).stdout)
-    changes: list[Change] = []
+    raw: list[_Entry] = []
     i = 0
-    while i < len(fields):
-        status = fields[i][0]
-        if status in "RC":
-            changes.append(Change(status, fields[i + 2], fields[i + 1]))
+    while i < len(fields) and fields[i].startswith(":"):  # --raw first: ":modes shas status"
+        _, mode, _, blob, status = fields[i][1:].split(" ")
+        if status[0] in "RC":
+            raw.append(_Entry(Change(status[0], fields[i + 2], fields[i + 1]), mode, blob))
             i += 3
         else:
-            changes.append(Change(status, fields[i + 1]))
+            raw.append(_Entry(Change(status[0], fields[i + 1]), mode, blob))
             i += 2
-    return tuple(changes)
+    found: list[_Entry] = []
+    for entry in raw:  # then --numstat, one record per path in the same order
+        added, deleted, path = fields[i].split("\t", 2)
+        i += 3 if not path else 1  # a rename: the old and the new name follow as fields
+        found.append(replace(entry, added=_lines(added), deleted=_lines(deleted)))
+    return tuple(found)
 
 
 def whitespace_errors(repo: Path, base: str, head: str) -> str:
@@ -51,20 +70,9 @@ def whitespace_errors(repo: Path, base: str, head: str) -> str:
     return git.decode(done.stdout)
 
 
-def symlinks(repo: Path, sha: str, paths: list[str]) -> dict[str, str]:
-    """For each of `paths` that is a symlink in commit `sha`: the text of its target."""
-    full = git.resolve(repo, sha)
-    wanted = set(paths)
-    blobs: dict[str, str] = {}
-    chunk = 500  # keeps the argv far below the system's limit
-    for start in range(0, len(paths), chunk):
-        # Literal pathspecs: a changed file named '*.py' must not select every Python file.
-        listing = ["--literal-pathspecs", "ls-tree", "-r", "-z", "--full-tree", full, "--"]
-        for entry in git.fields(git.run(repo, *listing, *paths[start : start + chunk]).stdout):
-            info, _, path = entry.partition("\t")
-            mode, _, oid = info.split(" ")
-            if mode == "120000" and path in wanted:
-                blobs[path] = oid
+def symlinks(repo: Path, base: str, head: str) -> dict[str, str]:
+    """For each path `head` adds or changes as a symlink: the text of its target."""
+    blobs = {e.change.path: e.blob for e in _entries(repo, base, head) if e.mode == "120000"}
     order = sorted(blobs)
     request = "".join(f"{blobs[path]}\n" for path in order).encode()
     rest = git.run(repo, "cat-file", "--batch", stdin=request).stdout if order else b""
@@ -88,19 +96,7 @@ class Counted:
 
 def counts(repo: Path, base: str, head: str) -> list[Counted]:
     """Lines added and deleted per changed path, renames shown under the new name."""
-    diff = ["diff-tree", "-r", "-z", "--numstat", "-M"]
-    raw = git.run(repo, *diff, git.resolve(repo, base), git.resolve(repo, head)).stdout
-    fields = git.fields(raw)
-    found: list[Counted] = []
-    i = 0
-    while i < len(fields):
-        added, deleted, path = fields[i].split("\t", 2)
-        if not path:  # a rename: the old and the new name follow as fields of their own
-            path, i = fields[i + 2], i + 3
-        else:
-            i += 1
-        found.append(Counted(path, _lines(added), _lines(deleted)))
-    return found
+    return [Counted(e.change.path, e.added, e.deleted) for e in _entries(repo, base, head)]
 
 
 def _lines(count: str) -> int | None:

@@ -211,11 +211,36 @@ def _identity(role: str, config: dict[str, str]) -> tuple[str, str]:
     return (name, email) if name and email else FALLBACK_IDENTITY
 
 
+def config_identity(repo: Path) -> tuple[object, ...]:
+    """The stat identity of every configuration file git reads for `repo`: what a cached
+    answer from its configuration is keyed on, so an edit is seen at the next call."""
+    home = Path.home()
+    xdg = os.environ.get("XDG_CONFIG_HOME") or str(home / ".config")
+    files = [
+        common_dir(repo) / "config",
+        Path(os.environ.get("GIT_CONFIG_GLOBAL") or home / ".gitconfig"),
+        Path(xdg) / "git" / "config",
+    ]
+    found: list[object] = [os.environ.get("GIT_CONFIG_NOSYSTEM")]
+    for path in files:
+        try:
+            info = os.stat(path)
+            found.append((str(path), info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns))
+        except OSError:
+            found.append((str(path), None))
+    return tuple(found)
+
+
 def _user_config(repo: Path) -> dict[str, str]:
-    """user.name and user.email in one git process."""
+    return dict(_user_config_at(repo, config_identity(repo)))
+
+
+@functools.lru_cache(maxsize=16)
+def _user_config_at(repo: Path, identity: tuple[object, ...]) -> tuple[tuple[str, str], ...]:
+    """user.name and user.email in one git process, asked again when a file changed."""
     done = run(repo, "config", "--get-regexp", r"^user\.(name|email)$", ok=(0, 1))
     pairs = (line.partition(" ") for line in decode(done.stdout).splitlines())
-    return {key: value.strip() for key, _, value in pairs if value.strip()}
+    return tuple((key, value.strip()) for key, _, value in pairs if value.strip())
 
 
 def commit_tree(repo: Path, tree: str, base: str, message: str) -> str:
@@ -233,7 +258,9 @@ def commit_tree(repo: Path, tree: str, base: str, message: str) -> str:
     # --no-gpg-sign: a signing prompt would hang an unattended run.
     commit = ["commit-tree", "--no-gpg-sign", tree, "-p", base, "-F", "-"]
     done = run(repo, *commit, stdin=text.encode(), env=env)
-    return decode(done.stdout).strip()
+    made = decode(done.stdout).strip()
+    _KNOWN_COMMITS.add((str(repo), made))  # git just wrote it: resolving it needs no process
+    return made
 
 
 def is_ancestor(repo: Path, ancestor: str, descendant: str) -> bool:

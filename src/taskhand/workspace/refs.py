@@ -54,13 +54,11 @@ def branch_shas(repo: Path, names: list[str]) -> dict[str, str]:
 def create_branch(repo: Path, name: str, sha: str) -> None:
     """Create branch `name` at `sha`; nothing to do when it is already there."""
     ref, full = _branch_ref(repo, name), git.resolve(repo, sha)
+    # An empty old value makes the creation fail if the branch exists.
+    done = git.run(repo, "update-ref", ref, full, "", ok=(0, 128))
+    if done.returncode == 0:
+        return
     existing = branch_sha(repo, name)
-    if existing is None:
-        # An empty old value makes the creation fail if someone created it meanwhile.
-        done = git.run(repo, "update-ref", ref, full, "", ok=(0, 128))
-        if done.returncode == 0:
-            return
-        existing = branch_sha(repo, name)
     if existing != full:
         raise git.error(
             f"branch {name!r} already exists at {str(existing)[:12]}, not {full[:12]}",
