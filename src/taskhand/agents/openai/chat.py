@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import ssl
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,10 +36,29 @@ class Unreachable(ProviderError):
     """No answer: the connection failed or the request timed out (worth another try)."""
 
 
-def certificates() -> ssl.SSLContext:
-    """The certificates httpx2 trusts (SSL_CERT_FILE and SSL_CERT_DIR honoured). Loading them
-    costs more than a request to a local server: an agent loads them once."""
-    return httpx2.create_ssl_context()
+class Certificates:
+    """The certificates httpx2 trusts (SSL_CERT_FILE and SSL_CERT_DIR honoured), loaded once on
+    a thread of their own from the moment they are asked for: loading them takes longer than a
+    request to a local server, and it lets the run get ready meanwhile (it releases the GIL)."""
+
+    def __init__(self) -> None:
+        self._context: ssl.SSLContext | None = None
+        self._error: Exception | None = None
+        self._loading = threading.Thread(target=self._load, name="certificates", daemon=True)
+        self._loading.start()
+
+    def _load(self) -> None:
+        try:
+            self._context = httpx2.create_ssl_context()
+        except Exception as exc:  # raised where they are used, as if loaded there
+            self._error = exc
+
+    def get(self) -> ssl.SSLContext:
+        self._loading.join()
+        if self._error is not None:
+            raise self._error
+        assert self._context is not None
+        return self._context
 
 
 class ChatClient:

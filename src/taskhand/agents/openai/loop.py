@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import ssl
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -158,17 +157,16 @@ class OpenAIAgent:
         self.request_timeout = request_timeout
         self._api_key = key
         self._env = environ
-        self._tls: ssl.SSLContext | None = None
+        self._certificates = chat.Certificates()
         # The model's shell gets what a check gets: never the provider's key or endpoint.
         self.tool_env = child_env(passed=passed, env=environ)
         self.redact = Redactor(environ, extra=(key,))
 
     def run(self, unit: Unit) -> Outcome:
-        if self._tls is None:
-            # Loading the certificates took longer than the rest of a client's making: done
-            # once per agent. Each unit still gets its own client, closed with the unit.
-            self._tls = chat.certificates()
-        with chat.ChatClient(self.base_url, self._api_key, self._env, self._tls) as client:
+        # Each unit gets a client of its own, closed with the unit; the certificates, which
+        # took longer to load than the rest of a client's making, are loaded once per agent.
+        tls = self._certificates.get()
+        with chat.ChatClient(self.base_url, self._api_key, self._env, tls) as client:
             return _Session(self, unit, client).run()
 
 
