@@ -32,7 +32,12 @@ Figures, per harness:
 * harness wall time: from starting the harness's process to its exit, minus the time the
   server spent answering (``--delay``, default 0.05 s per call, included), so the figure is
   the harness's own time: start-up, prompt building, git, tools, its HTTP client. Median of
-  the runs; calls and bytes are those of the first run (runs that differ are reported);
+  the runs; calls and bytes are those of the first run (runs that differ are reported).
+  Before the runs each harness's package is compiled to bytecode, as installing it does (a
+  checkout run where PYTHONDONTWRITEBYTECODE is set would compile every module at each start);
+* the sandbox that confined the agents' commands: taskhand's default (bubblewrap when it is
+  installed) and none for Tilth, which has no sandbox. No command runs in this feature, so
+  taskhand pays only for choosing it (one bwrap start, ~10 ms);
 * what each prompt shows: whether the first worker prompt of each task and each evaluator
   prompt carry the overview, the other tasks, AGENTS.md, the task's description and
   criteria, the worker's case, the diff and, on the retry, the rejection.
@@ -477,6 +482,7 @@ class Run:
     exit_code: int
     problem: str = ""
     requests: list[Request] = field(default_factory=list)
+    sandbox: str = ""  # what confined the agents' commands
 
     @property
     def net(self) -> float:
@@ -490,6 +496,9 @@ class Harness:
     env: Callable[[Path, str], dict[str, str]]  # (home, base_url) -> extra environment
     locate: Callable[[Path], Callable[[str], Path | None]]  # home -> task id -> workspace
     outcome: Callable[[Path, subprocess.CompletedProcess[str]], tuple[int, str]]  # accepted, why
+    sandbox: Callable[[subprocess.CompletedProcess[str]], str]  # what confined its agents
+    python: Path  # the interpreter it runs on, and its package: for compiling its bytecode
+    package: str
 
 
 def _tilth_locate(home: Path) -> Callable[[str], Path | None]:
@@ -524,6 +533,9 @@ def tilth(binary: Path) -> Harness:
         },
         _tilth_locate,
         _tilth_outcome,
+        lambda _done: "none",  # Tilth has no sandbox
+        binary.with_name("python"),
+        "tilth",
     )
 
 
@@ -578,7 +590,28 @@ def taskhand() -> Harness:
         },
         _taskhand_locate,
         _taskhand_outcome,
+        _taskhand_sandbox,
+        Path(sys.executable),
+        "taskhand",
     )
+
+
+def _taskhand_sandbox(done: subprocess.CompletedProcess[str]) -> str:
+    """Its default (auto): bubblewrap, unless a warning says agents ran without a sandbox."""
+    unconfined = "WITHOUT a sandbox" in done.stdout
+    return "none" if unconfined else "bubblewrap"
+
+
+def compile_bytecode(harness: Harness) -> None:
+    """Write the harness's bytecode caches, as installing a package does. An editable
+    checkout run where PYTHONDONTWRITEBYTECODE is set would otherwise compile every module at
+    every start, a cost no installed harness pays."""
+    script = (
+        "import compileall, importlib.util, pathlib, sys;"
+        f"spec = importlib.util.find_spec({harness.package!r});"
+        "sys.exit(not compileall.compile_dir(pathlib.Path(spec.origin).parent, quiet=1))"
+    )
+    subprocess.run([str(harness.python), "-c", script], check=True, stdin=subprocess.DEVNULL)
 
 
 def run_once(
@@ -613,6 +646,7 @@ def run_once(
     (work / "stderr.txt").write_text(done.stderr or "")
     requests = server.requests[first:]
     accepted, problem = harness.outcome(home, done)
+    sandbox = harness.sandbox(done)
     errors = [r.action for r in requests if r.action.startswith("error")]
     if errors:
         problem = "; ".join([problem, *errors]).strip("; ")
@@ -627,6 +661,7 @@ def run_once(
         done.returncode,
         problem,
         requests,
+        sandbox,
     )
 
 
@@ -647,6 +682,7 @@ def figures(runs: list[Run]) -> dict[str, Any]:
     shapes = {(len(r.requests), r.accepted) for r in runs}
     return {
         "ok": all(r.ok for r in runs),
+        "sandbox": first.sandbox,
         "problems": [r.problem for r in runs if r.problem],
         "runs_agree": len(shapes) == 1,
         "accepted": first.accepted,
@@ -672,6 +708,7 @@ def figures(runs: list[Run]) -> dict[str, Any]:
 
 ROWS: tuple[tuple[str, str, str], ...] = (
     # (label, key, format)
+    ("sandbox of the agents' commands", "sandbox", "s"),
     ("accepted tasks", "accepted", "d"),
     ("model calls: worker", "calls_worker", "d"),
     ("model calls: evaluator", "calls_evaluator", "d"),
@@ -691,6 +728,8 @@ ROWS: tuple[tuple[str, str, str], ...] = (
 def _cell(value: Any, spec: str) -> str:
     if value is None:
         return "-"
+    if spec == "s":
+        return str(value)
     if spec == "d" or spec == ",d":
         return format(int(value), spec)
     return format(float(value), spec)
@@ -708,9 +747,8 @@ def table(ours: dict[str, Any] | None, theirs: dict[str, Any] | None) -> str:
     for label, key, spec in ROWS:
         a = ours.get(key) if ours else None
         b = theirs.get(key) if theirs else None
-        lines.append(
-            f"{label:{width}}  {_cell(a, spec):>10}  {_cell(b, spec):>10}  {_ratio(a, b):>6}"
-        )
+        ratio = _ratio(a, b) if spec != "s" else ""
+        lines.append(f"{label:{width}}  {_cell(a, spec):>10}  {_cell(b, spec):>10}  {ratio:>6}")
     return "\n".join(lines)
 
 
@@ -845,6 +883,8 @@ def main() -> int:
         print(f"{args.keep / 'first-run'} is not empty; choose another --keep", file=sys.stderr)
         return 2
 
+    for harness in harnesses:
+        compile_bytecode(harness)
     results: dict[str, list[Run]] = {}
     with tempfile.TemporaryDirectory(prefix="taskhand-review-bench-") as tmp:
         root = Path(tmp)
@@ -902,7 +942,8 @@ def main() -> int:
         f"{args.runs} run(s) each; server delay {args.delay:g} s per call (taken out of "
         "'net')"
     )
-    print("prompt bytes = bytes of the request's messages as JSON (tool schemas not counted)\n")
+    print("prompt bytes = bytes of the request's messages as JSON (tool schemas not counted)")
+    print("each harness's bytecode was compiled before the runs, as installing it does\n")
     print(table(ours, theirs))
     for name, f in figs.items():
         nets = ", ".join(f"{v:.3f}" for v in f["wall_net_runs"])
