@@ -413,6 +413,15 @@ os.kill(os.getpid(), signal.SIGKILL)
         assert run is not None and run.status is RunStatus.RUNNING
 
 
+def test_an_event_only_telling_what_happened_leaves_state_writes_synced(store: Store) -> None:
+    run = new_run(store)
+    store.event(run.id, EventKind.STEP, message="TaskTrack STEP: Claim")  # without an fsync
+    store.event(run.id, EventKind.INTEGRATED, "T-001", sha="abc")  # read by recovery: synced
+    store.set_task(run.id, "T-001", Status.DONE)
+    assert store._conn.execute("PRAGMA synchronous").fetchone()[0] == 2  # FULL again
+    assert [e.kind for e in store.events(run.id)] == [EventKind.STEP, EventKind.INTEGRATED]
+
+
 def test_reader_is_not_blocked_by_an_open_write_transaction(store: Store, db_path: Path) -> None:
     run = new_run(store)
     store.event(run.id, EventKind.STEP, message="committed")

@@ -73,7 +73,8 @@ def connect(path: Path) -> sqlite3.Connection:
         conn.execute("PRAGMA busy_timeout = 5000")
         conn.execute("PRAGMA journal_mode = WAL")
         # FULL, not NORMAL: in WAL mode NORMAL may lose the last commits on power loss,
-        # and the runner acts on a change as soon as it is committed.
+        # and the runner acts on a change as soon as it is committed (what nothing acts on is
+        # the exception: see Database._write).
         conn.execute("PRAGMA synchronous = FULL")
         conn.execute("PRAGMA foreign_keys = ON")
     except BaseException:
@@ -96,9 +97,20 @@ class Database:
             self._conn.close()
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        with self._lock, transaction(self._conn):
-            yield self._conn
+    def _write(self, synced: bool = True) -> Iterator[sqlite3.Connection]:
+        """A write transaction. Unless `synced`, its commit does not wait for the disk: it
+        survives the process being killed at any instant, and a power loss takes it only if it
+        comes before the next synced commit (the WAL is flushed in order, earlier commits
+        with it). For what nothing acts on: the events that only tell what happened."""
+        with self._lock:
+            if not synced:
+                self._conn.execute("PRAGMA synchronous = NORMAL")
+            try:
+                with transaction(self._conn):
+                    yield self._conn
+            finally:
+                if not synced:
+                    self._conn.execute("PRAGMA synchronous = FULL")
 
     def _select(self, shape: type[Row], where: str, params: tuple[Any, ...]) -> list[Row]:
         # Columns by name, never *: a database a newer version migrated may hold more of them.

@@ -11,6 +11,11 @@ from typing import Any
 from taskhand.state.database import Database, now, to_json
 from taskhand.state.events import Event, EventKind, check
 
+# The events that recovery reads back to decide what to do (the guard's integrated commits, a
+# paused attempt's case); every other event only tells what happened (the state it describes
+# is in the other tables), so it is written without an fsync.
+ACTED_ON = frozenset({EventKind.INTEGRATED, EventKind.ATTEMPT_PAUSED})
+
 
 class EventLog(Database):
     """The log's part of the store."""
@@ -19,7 +24,7 @@ class EventLog(Database):
         """Append to the run's log: `kind` is an EventKind and `data` its payload's fields
         (events.PAYLOADS). Values that JSON cannot hold are written as their str()."""
         known = check(kind, data)
-        with self._write() as conn:
+        with self._write(synced=known in ACTED_ON) as conn:
             return self._log(conn, run_id, known, task_id, data)
 
     def events(self, run_id: str, after: int = 0) -> list[Event]:
