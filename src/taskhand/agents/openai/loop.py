@@ -7,7 +7,6 @@ everything else becomes an outcome.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -16,12 +15,10 @@ from typing import Any
 from taskhand.agents import prices as price_list
 from taskhand.agents import tool_schemas, tools
 from taskhand.agents.base import AgentError
-from taskhand.agents.openai import chat
+from taskhand.agents.openai import chat, submissions
 from taskhand.host.allowlist import child_env
 from taskhand.host.secrets import Redactor
 from taskhand.unit import (
-    CATEGORIES,
-    VERDICTS,
     Case,
     CaseReport,
     Outcome,
@@ -51,73 +48,6 @@ VERDICT_NUDGE = "Call submit_verdict to finish, or continue working with the too
 SYSTEMS = {Role.IMPLEMENTER: SYSTEM, Role.EVALUATOR: REVIEW_SYSTEM}
 NUDGES = {Role.IMPLEMENTER: NUDGE, Role.EVALUATOR: VERDICT_NUDGE}
 OUT_OF_TIME = "the unit ran out of time"
-CASES = ("done", "question", "failed")
-SUBMIT_CASE: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "submit_case",
-        "description": "Finish the unit and report how it ended. Call it once, last.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "case": {"type": "string", "enum": list(CASES)},
-                "resolution": {"type": "string", "description": "done: what you did, verified"},
-                "criteria": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "criterion": {"type": "string"},
-                            "evidence": {"type": "string", "description": "file:symbol"},
-                        },
-                        "required": ["criterion", "evidence"],
-                    },
-                },
-                "workarounds": {"type": "array", "items": {"type": "string"}},
-                "uncertainties": {"type": "array", "items": {"type": "string"}},
-                "question": {"type": "string", "description": "question: what a person decides"},
-                "options": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "minItems": 2,
-                    "maxItems": 4,
-                    "description": "question: 2-4 answers, the recommended one first",
-                },
-                "failure": {"type": "string", "description": "failed: why it cannot be done"},
-            },
-            "required": ["case"],
-        },
-    },
-}
-SUBMIT_VERDICT: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": "submit_verdict",
-        "description": "Finish the review and give your verdict. Call it once, last.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "verdict": {"type": "string", "enum": list(VERDICTS)},
-                "category": {
-                    "type": ["string", "null"],
-                    "enum": [*CATEGORIES, None],
-                    "description": "reject: why, as one category; null for accept",
-                },
-                "concern": {"type": "string", "description": "what is wrong, or what you checked"},
-                "evidence": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "description": "file:symbol pointers to what the concern is about",
-                },
-                "next_step": {
-                    "type": ["string", "null"],
-                    "description": "reject: the concrete change the worker should make",
-                },
-            },
-            "required": ["verdict", "concern"],
-        },
-    },
-}
 FINISHERS = {Role.IMPLEMENTER: "submit_case", Role.EVALUATOR: "submit_verdict"}
 WRITING_TOOLS = ("write", "edit")
 
@@ -179,7 +109,9 @@ class _Session:
         self.deadline = time.monotonic() + unit.timeout_seconds
         self.writable = unit.role is Role.IMPLEMENTER
         self.finisher = FINISHERS[unit.role]
-        finishing = SUBMIT_VERDICT if unit.role is Role.EVALUATOR else SUBMIT_CASE
+        finishing = (
+            submissions.SUBMIT_VERDICT if unit.role is Role.EVALUATOR else submissions.SUBMIT_CASE
+        )
         self.tools = [finishing] + [
             schema
             for schema in tool_schemas.SCHEMAS
@@ -281,14 +213,14 @@ class _Session:
 
     def finish(self, call_id: object, name: str, arguments: str) -> Outcome | None:
         """The outcome a valid submission gives; None once the model is told what to fix."""
-        submission = _parse(arguments, name)
+        submission = submissions.parse(arguments, name)
         if name != self.finisher:
             role, finisher = self.unit.role, self.finisher
             problem = f"error: {name} is not offered to the {role}; finish by calling {finisher}"
         elif isinstance(submission, str):
             problem = submission
         elif name == "submit_case":
-            problem = _check(submission)
+            problem = submissions.check(submission)
             if not problem:
                 self.reply(call_id, "accepted", ok=True)
                 return self.submit(submission)
@@ -358,62 +290,6 @@ class _Session:
     def end(self, case: Case, **fields: Any) -> Outcome:
         fields["failure"] = self.agent.redact(fields.get("failure", ""))
         return Outcome(case, usage=self.usage, transcript=self.transcript, **fields)
-
-
-def _parse(arguments: str, tool: str) -> dict[str, Any] | str:
-    """A submission's arguments as an object, or the corrective message for the model."""
-    try:
-        value = json.loads(arguments or "{}")
-    except json.JSONDecodeError as exc:
-        return (
-            f"error: the arguments of {tool} were not valid JSON ({exc}); call it again "
-            "with one JSON object"
-        )
-    if not isinstance(value, dict):
-        return f"error: the arguments of {tool} must be a JSON object; call it again"
-    return value
-
-
-def _check(arguments: dict[str, Any]) -> str:
-    """Why a submit_case cannot be accepted, as a message the model can act on; '' if valid."""
-    case = arguments.get("case")
-    problem = ""
-    if case not in CASES:
-        problem = f"case must be one of {', '.join(CASES)} (got {case!r})"
-    elif case == "done" and not _is_text(arguments.get("resolution")):
-        problem = "a done case needs a resolution: what you did and how you verified it"
-    elif case == "question" and not _is_text(arguments.get("question")):
-        problem = "a question case needs the question"
-    elif case == "question" and not _is_texts(arguments.get("options"), 2, 4):
-        problem = "a question needs 2 to 4 options (non-empty strings), the recommended one first"
-    elif case == "failed" and not _is_text(arguments.get("failure")):
-        problem = "a failed case needs the failure: why the task cannot be done"
-    elif not all(_is_texts(arguments.get(k) or []) for k in ("workarounds", "uncertainties")):
-        problem = "workarounds and uncertainties must be lists of strings"
-    elif not _is_criteria(arguments.get("criteria") or []):
-        problem = 'criteria must be a list of {"criterion": ..., "evidence": "file:symbol"}'
-    return f"error: submit_case was not accepted: {problem}; call it again" if problem else ""
-
-
-def _is_text(value: object) -> bool:
-    return isinstance(value, str) and bool(value.strip())
-
-
-def _is_texts(value: object, least: int = 0, most: int | None = None) -> bool:
-    return (
-        isinstance(value, list)
-        and least <= len(value) <= (len(value) if most is None else most)
-        and all(_is_text(item) for item in value)
-    )
-
-
-def _is_criteria(value: object) -> bool:
-    return isinstance(value, list) and all(
-        isinstance(item, dict)
-        and _is_text(item.get("criterion"))
-        and isinstance(item.get("evidence"), str)
-        for item in value
-    )
 
 
 def _message(completion: dict[str, Any]) -> dict[str, Any]:
