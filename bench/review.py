@@ -56,6 +56,7 @@ Run it with::
     .venv/bin/python bench/review.py --only taskhand # or --only tilth
     .venv/bin/python bench/review.py --keep /tmp/review-requests   # every request body
     .venv/bin/python bench/review.py --json          # machine-readable output
+    .venv/bin/python bench/review.py --profile /tmp/review.txt   # and where taskhand's time goes
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -602,6 +603,18 @@ def _taskhand_sandbox(done: subprocess.CompletedProcess[str]) -> str:
     return "none" if unconfined else "bubblewrap"
 
 
+def profiled(harness: Harness, report: Path) -> Harness:
+    """`harness` run under pyinstrument (a dev dependency), its text report written to
+    `report`: where the time goes, the model's waits included. Not a timed run."""
+    at_python = [sys.executable, "-m", "pyinstrument", "-r", "text", "-o", str(report)]
+
+    def command(repo: Path, home: Path) -> list[str]:
+        argv = harness.command(repo, home)
+        return [*at_python, "-m", "taskhand", *argv[argv.index("run") :]]
+
+    return replace(harness, command=command)
+
+
 def compile_bytecode(harness: Harness) -> None:
     """Write the harness's bytecode caches, as installing a package does. An editable
     checkout run where PYTHONDONTWRITEBYTECODE is set would otherwise compile every module at
@@ -856,6 +869,11 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per harness run")
     parser.add_argument("--keep", type=Path, help="write every request body to this folder")
     parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        help="after the timed runs, run taskhand once more under pyinstrument; its report here",
+    )
     args = parser.parse_args()
 
     harnesses: list[Harness] = []
@@ -907,6 +925,11 @@ def main() -> int:
                         print(f"  output in {work} (kept until the bench ends)", file=sys.stderr)
                         tail = (work / "stdout.txt").read_text()[-2000:]
                         print(tail, file=sys.stderr)
+            if args.profile:
+                work = root / "taskhand-profiled"
+                work.mkdir()
+                server.keep = None
+                run_once(profiled(taskhand(), args.profile), server, template, work, args.timeout)
         finally:
             server.close()
         info = shown(list(results), keep / "first-run")
