@@ -40,6 +40,22 @@ def test_create_branch_refuses_an_existing_branch_elsewhere(repo: Path) -> None:
     assert refs.branch_sha(repo, "task") == first
 
 
+def test_create_branch_says_why_git_would_not_create_it(repo: Path) -> None:
+    (repo / ".git" / "refs" / "heads" / "task.lock").write_text("")  # a killed git's leftover
+    with pytest.raises(GitError) as error:
+        refs.create_branch(repo, "task", "HEAD")
+    assert "cannot create branch 'task'" in assert_one_line_fix(error)
+    assert refs.branch_sha(repo, "task") is None
+
+
+def test_create_branch_if_absent_says_where_an_existing_one_is(repo: Path) -> None:
+    first = run(repo, "rev-parse", "HEAD")
+    second = commit(repo, "second")
+    assert refs.create_branch_if_absent(repo, "task", first) is None
+    assert refs.create_branch_if_absent(repo, "task", second) == first
+    assert refs.branch_sha(repo, "task") == first
+
+
 @pytest.mark.parametrize("name", ["bad..name", "-x", "a b", "x~1", ""])
 def test_invalid_branch_names(repo: Path, name: str) -> None:
     with pytest.raises(GitError) as error:

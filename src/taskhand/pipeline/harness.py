@@ -214,10 +214,8 @@ class Harness:
     def record_candidate(self, attempt: Attempt, candidate: str) -> None:
         """Durable first, then the task branch moved to it (only ever a branch of this run)."""
         self.store.set_candidate(attempt.id, candidate)
-        now = refs.branch_sha(self.repo, attempt.branch)
-        if now is None:
-            refs.create_branch(self.repo, attempt.branch, candidate)
-        elif now in self.guard.task_branch_values(attempt.branch):
+        now = refs.create_branch_if_absent(self.repo, attempt.branch, candidate)
+        if now is not None and now in self.guard.task_branch_values(attempt.branch):
             refs.move_branch(self.repo, attempt.branch, candidate, now)
 
     # -- places and events ----------------------------------------------------------------

@@ -53,17 +53,31 @@ def branch_shas(repo: Path, names: list[str]) -> dict[str, str]:
 
 def create_branch(repo: Path, name: str, sha: str) -> None:
     """Create branch `name` at `sha`; nothing to do when it is already there."""
-    ref, full = _branch_ref(repo, name), git.resolve(repo, sha)
-    # An empty old value makes the creation fail if the branch exists.
-    done = git.run(repo, "update-ref", ref, full, "", ok=(0, 128))
-    if done.returncode == 0:
-        return
-    existing = branch_sha(repo, name)
-    if existing != full:
+    full = git.resolve(repo, sha)
+    existing = create_branch_if_absent(repo, name, full)
+    if existing is not None and existing != full:
         raise git.error(
             f"branch {name!r} already exists at {str(existing)[:12]}, not {full[:12]}",
             "delete that branch or choose another name",
         )
+
+
+def create_branch_if_absent(repo: Path, name: str, sha: str) -> str | None:
+    """Create branch `name` at `sha` unless a branch of that name exists: None when it was
+    created, else the commit it is at (which may be `sha`)."""
+    ref, full = _branch_ref(repo, name), git.resolve(repo, sha)
+    # An empty old value makes the creation fail if the branch exists: when it does not, one
+    # process is all it takes.
+    done = git.run(repo, "update-ref", ref, full, "", ok=(0, 128))
+    if done.returncode == 0:
+        return None
+    existing = branch_sha(repo, name)
+    if existing is None:  # refused for another reason
+        raise git.error(
+            f"cannot create branch {name!r} in {repo}: {git.reason(done.stderr)}",
+            "run the same git command in that folder to see the full error",
+        )
+    return existing
 
 
 def move_branch(repo: Path, name: str, new: str, old: str) -> None:
