@@ -40,6 +40,33 @@ def test_create_branch_refuses_an_existing_branch_elsewhere(repo: Path) -> None:
     assert refs.branch_sha(repo, "task") == first
 
 
+def git_says(repo: Path, names: list[str]) -> dict[str, str]:
+    """The branches' commits as `git for-each-ref` lists them."""
+    wanted = [f"refs/heads/{n}" for n in names]
+    listed = run(repo, "for-each-ref", "--format=%(objectname) %(refname)", *wanted)
+    pairs = (line.split(" ", 1) for line in listed.splitlines())
+    return {ref.removeprefix("refs/heads/"): sha for sha, ref in pairs if ref in wanted}
+
+
+def test_branch_shas_say_what_git_says(repo: Path) -> None:
+    first = run(repo, "rev-parse", "HEAD")
+    second = commit(repo, "second")
+    refs.create_branch(repo, "taskhand/T-1", first)
+    refs.create_branch(repo, "b", second)
+    names = ["taskhand/T-1", "b", "missing"]
+    assert refs.branch_shas(repo, names) == {"taskhand/T-1": first, "b": second}
+    run(repo, "pack-refs", "--all")  # no ref files left: git reads packed-refs
+    assert refs.branch_shas(repo, names) == {"taskhand/T-1": first, "b": second}
+    heads = repo / ".git" / "refs" / "heads"
+    (heads / "symbolic").write_text("ref: refs/heads/b\n")
+    (heads / "link").symlink_to("b")
+    (heads / "noted").write_text(f"{first}\n# a note after the name, which git ignores\n")
+    (heads / "short").write_text(first[:39] + "\n")
+    for name in ["symbolic", "link", "noted", "short"]:
+        assert refs.branch_shas(repo, ["b", name]) == git_says(repo, ["b", name]), name
+    assert refs.branch_shas(repo, ["symbolic", "noted"]) == {"symbolic": second, "noted": first}
+
+
 def test_create_branch_says_why_git_would_not_create_it(repo: Path) -> None:
     (repo / ".git" / "refs" / "heads" / "task.lock").write_text("")  # a killed git's leftover
     with pytest.raises(GitError) as error:

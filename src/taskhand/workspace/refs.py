@@ -5,6 +5,9 @@ ref locks a killed git leaves behind. Every name is checked by git's own rule fi
 from __future__ import annotations
 
 import functools
+import os
+import re
+import stat
 from pathlib import Path
 
 from taskhand.workspace import git, worktrees
@@ -37,17 +40,50 @@ def branch_sha(repo: Path, name: str) -> str | None:
 
 
 def branch_shas(repo: Path, names: list[str]) -> dict[str, str]:
-    """The commit each of the branches `names` points at, in one git process; a missing
-    branch is left out."""
+    """The commit each of the branches `names` points at; a missing branch is left out.
+
+    Read from their ref files when git keeps each of them in one (the run's branches, which
+    git wrote: checked after every unit, so a process saved each time counts), else from one
+    git process, which also knows packed and symbolic refs and other ref stores."""
     if not names:
         return {}
     refs = [_branch_ref(repo, name) for name in names]
+    loose = _loose_refs(git.common_dir(repo), refs)
+    if loose is not None:
+        return {ref.removeprefix("refs/heads/"): sha for ref, sha in loose.items()}
     fmt = "--format=%(objectname) %(refname)"
     found: dict[str, str] = {}
     for line in git.decode(git.run(repo, "for-each-ref", fmt, *refs).stdout).splitlines():
         sha, _, ref = line.partition(" ")
         if ref in refs:  # a pattern also matches the refs below it: keep exact names only
             found[ref.removeprefix("refs/heads/")] = sha
+    return found
+
+
+# What git itself writes into a loose ref of a SHA-1 repository; anything else is left to git.
+_OBJECT_NAME = re.compile(rb"([0-9a-f]{40})\n?")
+
+
+def _loose_refs(common: Path, refs: list[str]) -> dict[str, str] | None:
+    """Each ref's commit as its own file under `common` says, where git reads it from that
+    file: a regular file holding just an object name, in a repository without a reftable.
+    None when any of them is not such a file (missing or packed, a symbolic ref, a link, a
+    SHA-256 name): git knows those."""
+    if (common / "reftable").exists():
+        return None
+    found: dict[str, str] = {}
+    for ref in refs:
+        try:
+            fd = os.open(common / ref, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:  # missing (or packed), a link, or unreadable: git knows
+            return None
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
+            named = _OBJECT_NAME.fullmatch(handle.read(42))
+        if named is None:
+            return None
+        found[ref] = named.group(1).decode()
     return found
 
 
