@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -88,6 +89,22 @@ def test_invalid_branch_names(repo: Path, name: str) -> None:
     with pytest.raises(GitError) as error:
         refs.create_branch(repo, name, "HEAD")
     assert "invalid branch name" in assert_one_line_fix(error)
+
+
+NAMES = ["T-001_x/y", "a//b", "a/", "/a", "a/-b", "a.lock", "a/.b", "a..b", "a.b", "a@{b", "@"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_branch_name_is_valid_as_git_says(repo: Path, name: str) -> None:
+    ruled = subprocess.run(
+        ["git", "check-ref-format", f"refs/heads/{name}"], capture_output=True, check=False
+    )
+    try:
+        refs.branch_sha(repo, name)
+        valid = True
+    except GitError:
+        valid = False
+    assert valid == (ruled.returncode == 0)
 
 
 def test_move_branch_is_a_compare_and_swap(repo: Path) -> None:
