@@ -154,10 +154,10 @@ def _make_git_dir(repo: Path, folder: Path, sha: str, branch: str | None, index:
     """A fresh .git for the agent: its objects come from the user's repository, read-only;
     what it commits stays in here. Written by hand, so no template or hook is copied."""
     remove(folder)
+    # Only the folders git needs to see a repository; it makes the others (objects/pack,
+    # refs/tags) when the agent first needs them. Each costs a journal write under load.
     (folder / "objects" / "info").mkdir(parents=True)
-    (folder / "objects" / "pack").mkdir()
-    (folder / "refs" / "tags").mkdir(parents=True)
-    (folder / "refs" / "heads").mkdir()
+    (folder / "refs" / "heads").mkdir(parents=True)
     objects = (git.common_dir(repo) / "objects").resolve()
     (folder / "objects" / "info" / "alternates").write_text(f"{objects}\n")
     (folder / "config").write_text(_CONFIG)
