@@ -140,7 +140,7 @@ def _split_sections(lines: list[str], first: int) -> list[_Section]:
     """The `## ` sections of the body starting at index `first`, in document order."""
     raw: list[tuple[str, int, list[str]]] = [("", first + 1, [])]
     for number, ln in enumerate(lines[first:], start=first + 1):
-        match = _HEADING_RE.match(ln)
+        match = _HEADING_RE.match(ln) if ln.startswith("##") else None
         if match:
             raw.append((match.group(1).strip(), number + 1, []))
         else:

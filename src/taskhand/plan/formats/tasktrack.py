@@ -96,7 +96,7 @@ def _parse_phases(
     for number, line in lines:
         if not line.strip():
             continue
-        heading = _PHASE_RE.match(line)
+        heading = _PHASE_RE.match(line) if line.startswith("##") else None
         if heading:
             phase = Phase(int(heading.group("n")), heading.group("title"))
             if phase.number != len(plan.phases) + 1:
