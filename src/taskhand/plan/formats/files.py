@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,6 +101,8 @@ def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
     """Replace `path` whole, so a reader never sees half a file: write a temporary file in the
     same folder, then rename it over the target. The file keeps its mode (a new one: `mode`,
     else 0o644); with `mode`, it takes that one."""
+    import tempfile  # here, not above: reading a plan (what most commands do) never writes
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:

@@ -7,7 +7,6 @@ Our extensions are optional frontmatter keys that Tilth ignores. Files are only 
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import json
 import re
@@ -172,6 +171,8 @@ def _apply_extensions(
             out.error(line, f"{key}: {exc}", f"see the '{key}' key in docs/plans.md", "extension")
         except KeyError:
             task.extra[key] = value
+            import difflib  # only for a key we do not know, to suggest one we do
+
             hint = difflib.get_close_matches(key, KNOWN_KEYS, n=1)
             if key == "status":
                 out.warn(
