@@ -82,7 +82,7 @@ def _at(task: Task, plan: Plan, problems: list[Problem]) -> Collector:
 def _check_dependencies(plan: Plan, problems: list[Problem]) -> None:
     by_id = plan.by_id()
     tasktrack = plan.dialect is Dialect.TASKTRACK
-    for task in plan.tasks:
+    for task in (t for t in plan.tasks if t.dependencies):
         out, line = _at(task, plan, problems), task.lines.get("dependencies", task.line)
         for dep in task.dependencies:
             other = by_id.get(dep)

@@ -78,7 +78,7 @@ def _check_agents(plan: Plan, problems: list[Problem]) -> None:
 
 
 def _check_paths(plan: Plan, repo: Repo, problems: list[Problem]) -> None:
-    for task in plan.tasks:
+    for task in (t for t in plan.tasks if t.paths):
         out = Collector(problems, task.source or plan.root)
         line = task.lines.get("paths", task.line)
         for entry in task.paths:
