@@ -2,7 +2,7 @@
 error style. Parsing and printing only; the library does the work.
 
 `taskhand --help` lists every command from the table below without importing any of them, and
-a plan command (validate, show, next) never imports the run machinery, agents or rich.
+a plan command (validate, show, next) never imports the run machinery, an agent backend or rich.
 """
 
 from __future__ import annotations
