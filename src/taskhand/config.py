@@ -19,7 +19,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -298,6 +297,8 @@ def read_file(plan_root: Path) -> dict[str, Any]:
     path = plan_root / FILE
     if not path.is_file():
         return {}
+    import tomllib  # here, not above: most plans have no settings file to parse
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -18,13 +18,13 @@ from typing import Any
 _STRING = r"(?:\x1b[PX\]^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x80-\x9f]*(?:\x07|\x1b\\|\x9c)"
 _CSI = r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"
 _SHORT = r"\x1b[ -/]*[0-~]"  # two-character escapes, and charset designations (ESC ( B)
-_SEQUENCE = re.compile(f"{_STRING}|{_CSI}|{_SHORT}")
+_SEQUENCE = f"{_STRING}|{_CSI}|{_SHORT}"
 
 # Left after that: C0 controls but newline and tab, DEL, C1, the bidi embeddings, overrides
 # and isolates, and lone surrogates (undecodable bytes of a file name, see os.fsdecode).
 _UNSAFE = "\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
-_CHARACTER = re.compile(f"[{_UNSAFE}]")
-_CHARACTER_IN_LINE = re.compile(f"[{_UNSAFE}\n\t]")
+_CHARACTER = f"[{_UNSAFE}]"
+_CHARACTER_IN_LINE = f"[{_UNSAFE}\n\t]"
 _IN_LINE = {"\n": "\\n", "\t": "\\t"}
 
 
@@ -38,8 +38,9 @@ def printable(text: str, *, lines: bool = False) -> str:
     """
     if text.isprintable():
         return text
-    text = _SEQUENCE.sub("", text)
-    return (_CHARACTER if lines else _CHARACTER_IN_LINE).sub(_unsafe_char, text)
+    # The patterns compile here, the first time (re keeps them): most text never needs them.
+    text = re.sub(_SEQUENCE, "", text)
+    return re.sub(_CHARACTER if lines else _CHARACTER_IN_LINE, _unsafe_char, text)
 
 
 def _unsafe_char(match: re.Match[str]) -> str:
@@ -55,7 +56,7 @@ def _unsafe_char(match: re.Match[str]) -> str:
 
 
 # JSON escapes C0 itself; DEL, C1, the bidi controls and surrogates it would leave raw.
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_JSON_UNSAFE = "[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 
 
 def dumps(data: Any, indent: int | None = None) -> str:
@@ -66,7 +67,7 @@ def dumps(data: Any, indent: int | None = None) -> str:
     """
     text = json.dumps(data, indent=indent, ensure_ascii=False)
     # Safe on the whole document: outside strings, JSON is plain ASCII.
-    return _JSON_UNSAFE.sub(_json_escape, text)
+    return re.sub(_JSON_UNSAFE, _json_escape, text)
 
 
 def _json_escape(match: re.Match[str]) -> str:

@@ -345,7 +345,7 @@ def test_the_acp_agent_is_chosen_by_name_with_its_command_from_the_environment(
     from taskhand import agents
 
     monkeypatch.delenv(agents.ACP_COMMAND, raising=False)
-    with pytest.raises(agents.AgentError, match=r"needs a command \(fix: export"):
+    with pytest.raises(AgentError, match=r"needs a command \(fix: export"):
         agents.create("acp")
     monkeypatch.setenv(agents.ACP_COMMAND, f"{sys.executable} {AGENT} ok")
     assert agents.create("acp").name == "acp"

@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
+from taskhand import agents
 from taskhand.agents.base import AgentError
+from taskhand.agents.cli import presets
 from taskhand.agents.cli.backend import NUDGE, VERDICT_NUDGE, CliAgent
 from taskhand.agents.cli.outcome import parse_outcome
 from taskhand.agents.cli.output import (
@@ -409,6 +411,12 @@ def test_nonsense_output_is_refused(parse: Callable[[str], object]) -> None:
 def test_an_unknown_preset_lists_the_valid_ones() -> None:
     with pytest.raises(AgentError, match="claude, codex, gemini, opencode, aider, custom"):
         CliAgent("cursor")
+
+
+def test_the_registry_knows_every_preset_by_name() -> None:
+    # The registry names them without importing the presets; a preset it forgot could be
+    # neither chosen nor accepted by `validate`.
+    assert agents.CLI_NAMES == presets.NAMES
 
 
 @pytest.mark.parametrize(

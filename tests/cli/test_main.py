@@ -1,4 +1,5 @@
-"""The `taskhand` command end to end: init, validate, show and next on real folders."""
+"""The `taskhand` command end to end: init, validate, show and next on real folders; its
+commands listed without being imported, and what a plan command loads."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 
+from taskhand.cli.main import COMMANDS, cli
 from taskhand.plan import templates
 from tests import runs
 from tests.conftest import SPEC_SOURCE, RunCli, WritePlan
@@ -270,3 +273,76 @@ def test_usage_errors_from_the_installed_command(tmp_path: Path) -> None:
         "taskhand: error: no such option '--strictly' (fix: use '--strict', or see "
         "'taskhand validate --help')\n"
     )
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_help_lists_every_command_as_click_would(width: int) -> None:
+    # The lazy group lists its commands from a table, without importing them; the listing
+    # must read exactly as click makes it from the commands' own help.
+    ctx = click.Context(cli, info_name="taskhand")
+    loaded = {name: cli.get_command(ctx, name) for name in cli.list_commands(ctx)}
+    assert all(loaded.values()) and set(loaded) == set(COMMANDS)
+    eager = click.Group("taskhand", commands=loaded)
+    lazy_help, eager_help = click.HelpFormatter(width=width), click.HelpFormatter(width=width)
+    cli.format_commands(ctx, lazy_help)
+    eager.format_commands(ctx, eager_help)
+    assert lazy_help.getvalue() == eager_help.getvalue()
+    assert "validate  Check PLAN against every rule" in lazy_help.getvalue()
+
+
+# Run in a fresh interpreter: which modules a command leaves loaded.
+LOADED = """
+import json, sys
+from taskhand.cli.main import main
+sys.argv[1:] = json.loads(sys.argv[1])
+try:
+    main()
+except SystemExit:
+    pass
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+PLAN_COMMANDS = ("validate", "show", "next")
+RUN_MACHINERY = (
+    *("rich", "openai", "acp", "httpx"),
+    *("taskhand.run.loop", "taskhand.run.launch", "taskhand.run.feedback", "taskhand.run.attempt"),
+    *("taskhand.pipeline", "taskhand.prompts", "taskhand.agents.executor"),
+    *("taskhand.agents.cli", "taskhand.agents.acp", "taskhand.agents.openai"),
+    *("taskhand.agents.replay", "taskhand.cli.run", "taskhand.views.progress"),
+)
+
+
+def among(loaded: list[str], packages: tuple[str, ...]) -> list[str]:
+    """The loaded modules that are one of `packages` or inside one."""
+    return [m for m in loaded if m in packages or m.startswith(tuple(f"{p}." for p in packages))]
+
+
+def modules_loaded(args: list[str], cwd: Path) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", LOADED, json.dumps(args)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    loaded: list[str] = json.loads(done.stderr.splitlines()[-1])
+    return loaded
+
+
+def test_plan_commands_do_not_load_the_run_machinery(tmp_path: Path) -> None:
+    repo = runs.make_repo(tmp_path / "repo")
+    (repo / "plan").mkdir()
+    for name, text in md_plan(("T-001", {}), ("T-002", {"agent": "replay"})).items():
+        (repo / "plan" / name).write_text(str(text))
+    replay = runs.script(tmp_path, {"T-001": [runs.attempt(runs.write("a.txt", "a\n"))]})
+    runs.run_plan(repo / "plan", repo, replay, sandbox="none", max_attempts=1)
+    commands = ("taskhand.cli.plan", "taskhand.cli.feedback")
+    reading = ("taskhand.plan.formats", "taskhand.plan.validate", "taskhand.state")
+    assert among(modules_loaded(["--help"], repo), (*RUN_MACHINERY, *commands, *reading)) == []
+    loaded = {command: modules_loaded([command, "plan"], repo) for command in PLAN_COMMANDS}
+    for command, modules in loaded.items():
+        assert "taskhand.cli.plan" in modules and among(modules, RUN_MACHINERY) == [], command
+    # validate checks the agents a plan names against the registry's names, not its backends;
+    # show and next read the run's statuses from the store, which validate never opens.
+    assert "taskhand.agents" in loaded["validate"]
+    assert "taskhand.state.store" in loaded["show"] and "taskhand.state.store" in loaded["next"]
+    assert "taskhand.state.store" not in loaded["validate"]

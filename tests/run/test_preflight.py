@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from taskhand import config
 from taskhand.plan import validate as plan_validation
 from taskhand.plan.problems import Problem
-from taskhand.run.preflight import validate
+from taskhand.run.preflight import SETTINGS_FILE, validate
 from tests.conftest import WritePlan
 from tests.plans import md_plan, md_task
 from tests.runs import git, make_repo
@@ -183,3 +184,8 @@ def test_a_broken_settings_file_is_reported_with_its_fix(write_plan: WritePlan) 
     [problem] = [p for p in validate(folder).problems if p.rule == "settings"]
     assert problem.path.name == "taskhand.toml" and problem.is_error
     assert (problem.message, problem.fix) == ("[review] bounces = 0", "a whole number >= 1")
+
+
+def test_the_settings_file_is_the_one_config_reads() -> None:
+    # Preflight names it itself, to check a plan without one without loading config.
+    assert SETTINGS_FILE == config.FILE

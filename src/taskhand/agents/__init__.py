@@ -1,4 +1,8 @@
-"""Agent backends behind one interface, chosen by short name."""
+"""Agent backends behind one interface, chosen by short name.
+
+The names live here and each backend is imported only when `create` makes one, so checking a
+plan's agent names (`taskhand validate`) loads no backend.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +10,15 @@ import os
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from taskhand.agents.base import Agent, AgentError
-from taskhand.agents.cli.presets import NAMES as CLI_NAMES
-from taskhand.agents.replay import ReplayAgent
+if TYPE_CHECKING:
+    from taskhand.agents.base import Agent
 
-__all__ = ["NAMES", "Agent", "AgentError", "create"]
+__all__ = ["NAMES", "create"]
 
+# The programs the cli backend drives, as its presets name them (a test holds the two equal).
+CLI_NAMES = ("claude", "codex", "gemini", "opencode", "aider", "custom")
 NAMES = (*CLI_NAMES, "acp", "openai", "replay")
 ACP_COMMAND = "TASKHAND_ACP_COMMAND"  # the ACP agent to start, e.g. "gemini --acp"
 ACP_KEYS = "TASKHAND_ACP_KEYS"  # names of environment variables the ACP agent may see
@@ -31,6 +37,8 @@ def create(
     sandbox of its own (codex) leaves it off for writing roles. `passed` names the variables
     the plan gives its agents and checks (`[env] pass`).
     """
+    from taskhand.agents.base import AgentError
+
     if name in CLI_NAMES:
         from taskhand.agents.cli.backend import CliAgent
 
@@ -53,6 +61,8 @@ def create(
             raise AgentError("the openai agent needs a model (fix: --model NAME)")
         return OpenAIAgent(model, passed=passed)
     if name == "replay":
+        from taskhand.agents.replay import ReplayAgent
+
         if script is None:
             raise AgentError("the replay agent needs a script (fix: --script FILE.toml)")
         return ReplayAgent.load(script, passed)

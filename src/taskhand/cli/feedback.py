@@ -50,6 +50,3 @@ def respond(task_id: str, text: str, plan: Path | None, repo: Path | None) -> No
     moved = feedback.respond(task_id, text, plan, repo)
     click.echo(f"answered {moved.task_id}: OPEN; its next attempt sees the question and answer")
     click.echo(_next(moved))
-
-
-COMMANDS = [reopen, respond]

@@ -1,38 +1,141 @@
-"""The `taskhand` command: argument parsing and printing only; the library does the work."""
+"""The `taskhand` command: its commands by name, loaded only when one is run, and the one
+error style. Parsing and printing only; the library does the work.
+
+`taskhand --help` lists every command from the table below without importing any of them, and
+a plan command (validate, show, next) never imports the run machinery, an agent backend or rich.
+"""
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
-from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NamedTuple
 
 import click
 
 from taskhand.cli import errors as cli_errors
-from taskhand.cli import feedback as cli_feedback
-from taskhand.cli import run as cli_run
 from taskhand.cli.errors import Failure
-from taskhand.cli.options import JSON
 from taskhand.errors import UserError
-from taskhand.plan import schedule, templates, validate
-from taskhand.plan.formats import markdown
-from taskhand.plan.model import Dialect, Plan
-from taskhand.plan.problems import PlanError, display_path, relative_path
-from taskhand.plan.schedule import Statuses
-from taskhand.run import feedback, preflight
-from taskhand.text import dumps
-from taskhand.views import plan as views
-from taskhand.views.terminal import echo
+from taskhand.plan.problems import PlanError
 
-EXIT_NONE_ELIGIBLE = 3
 JSON_ERRORS = "taskhand.json_errors"  # in the context's meta: --json was asked for
 # `taskhand` alone prints the help (exit 2); that is no error to restyle.
 _SHOWS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+_NO_SUCH_COMMAND = getattr(click.exceptions, "NoSuchCommand", None)
+
+
+class Entry(NamedTuple):
+    """Where a command lives, and the first paragraph of its help, which `--help` lists."""
+
+    module: str
+    attribute: str
+    summary: str
+
+
+COMMANDS = {
+    "clean": Entry(
+        "taskhand.cli.run",
+        "clean_command",
+        "Remove RUN's worktrees and integrated task branches; keep (and say why) the rest.",
+    ),
+    "demo": Entry(
+        "taskhand.cli.run",
+        "demo_command",
+        "Build a small project and plan in a temporary repository and run it with replay.",
+    ),
+    "init": Entry(
+        "taskhand.cli.plan",
+        "init",
+        "Create a plan in FOLDER: an overview and a first task to edit.",
+    ),
+    "ledger": Entry(
+        "taskhand.cli.run",
+        "ledger",
+        "What became of each attempt at TASK (default: every task): checks, verdicts, change.",
+    ),
+    "next": Entry(
+        "taskhand.cli.plan",
+        "next_command",
+        "Print the task a run would select next (exit 3 when none is eligible).",
+    ),
+    "reopen": Entry(
+        "taskhand.cli.feedback",
+        "reopen",
+        "Retry a FAIL task: set TASK OPEN again, with fresh attempts.",
+    ),
+    "respond": Entry(
+        "taskhand.cli.feedback",
+        "respond",
+        "Answer a WAIT task's question with TEXT and set it OPEN.",
+    ),
+    "resume": Entry(
+        "taskhand.cli.run",
+        "resume",
+        "Resume RUN (default: the latest run of this repository) where it stopped.",
+    ),
+    "run": Entry(
+        "taskhand.cli.run",
+        "run",
+        "Work through PLAN: each task in its own worktree, gated, integrated into a run branch.",
+    ),
+    "runs": Entry(
+        "taskhand.cli.run",
+        "runs",
+        "List the runs of this repository, newest first.",
+    ),
+    "show": Entry(
+        "taskhand.cli.plan",
+        "show",
+        "Show PLAN (phases, tasks, statuses, what is eligible), or one TASK of it.",
+    ),
+    "stats": Entry(
+        "taskhand.cli.run",
+        "stats",
+        "Units, agent time, tokens and dollars per task and in total for RUN.",
+    ),
+    "validate": Entry(
+        "taskhand.cli.plan",
+        "validate_command",
+        "Check PLAN against every rule of its dialect; list all problems at once.",
+    ),
+}
 
 
 class Group(click.Group):
-    """Turns any error into the one style (cli_errors); TASKHAND_DEBUG=1 re-raises the rest."""
+    """The commands of COMMANDS, each imported when it runs; any error in the one style
+    (cli_errors), and TASKHAND_DEBUG=1 re-raises the unexpected ones."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        command: click.Command = getattr(importlib.import_module(entry.module), entry.attribute)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list as click writes it, from the summaries: no command is imported."""
+        stubs = [
+            (name, click.Command(name, help=COMMANDS[name].summary)) for name in sorted(COMMANDS)
+        ]
+        limit = formatter.width - 6 - max(len(name) for name, _ in stubs)
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, stub.get_short_help_str(limit)) for name, stub in stubs])
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            # click suggests close names from the commands it holds, and this group holds none
+            # until one is asked for: suggest from the table.
+            if _NO_SUCH_COMMAND is None or not isinstance(exc, _NO_SUCH_COMMAND):
+                raise
+            raise _NO_SUCH_COMMAND(exc.command_name, possibilities=COMMANDS, ctx=ctx) from None
 
     def make_context(
         self,
@@ -80,152 +183,10 @@ class Group(click.Group):
             ) from None
 
 
-def _emit(data: Any) -> None:
-    click.echo(dumps(data, indent=2))
-
-
-def _load(path: Path, status_file: Path | None) -> tuple[Plan, Statuses]:
-    # The plan's own rules only: a plan that cannot run here (preflight) still shows.
-    plan = validate.validate(path).require()
-    statuses = feedback.latest_statuses(plan)
-    if status_file is not None:
-        try:
-            statuses = {**statuses, **markdown.read_status_overlay(status_file)}
-        except ValueError as exc:
-            raise Failure(str(exc)) from None
-    return plan, statuses
-
-
-PLAN = click.argument("plan", type=click.Path(path_type=Path))
-STATUS_FILE = click.option(
-    "--status-file",
-    type=click.Path(path_type=Path),
-    help="A Tilth-style task-status.json to overlay on a Markdown plan's statuses.",
-)
-
-
 @click.group(name="taskhand", cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="taskhand")
 def cli() -> None:
     """Run coding agents through a plan of tasks."""
-
-
-@cli.command()
-@click.argument("folder", type=click.Path(path_type=Path), default=".")
-@click.option(
-    "--dialect",
-    type=click.Choice([d.value for d in Dialect]),
-    default="markdown",
-    show_default=True,
-    help="The plan format to write.",
-)
-@click.option("--code", help="TaskTrack plan code, 3 to 5 letters A-Z (default: from FOLDER).")
-@click.option("--title", help="Plan title.")
-@click.option(
-    "--spec",
-    type=click.Path(path_type=Path),
-    help="A TaskTrack spec publication (TaskTrack-*.md) to copy in.",
-)
-def init(
-    folder: Path, dialect: str, code: str | None, title: str | None, spec: Path | None
-) -> None:
-    """Create a plan in FOLDER: an overview and a first task to edit."""
-    written = templates.init_plan(folder, Dialect(dialect), code, title, spec)
-    for path in written:
-        click.echo(f"created {display_path(path)}")
-    click.echo(f"next: edit the files, then run 'taskhand validate {display_path(folder)}'")
-
-
-@cli.command(name="validate")
-@PLAN
-@JSON
-@click.option("--strict", is_flag=True, help="Fail on warnings too.")
-def validate_command(plan: Path, as_json: bool, strict: bool) -> None:
-    """Check PLAN against every rule of its dialect; list all problems at once."""
-    report = preflight.validate(plan)
-    ok = report.ok(strict)
-    if as_json:
-        summary: dict[str, Any] = {
-            "ok": ok,
-            "path": relative_path(plan),
-            "dialect": str(report.plan.dialect) if report.plan else None,
-            "tasks": len(report.plan.tasks) if report.plan else 0,
-            "errors": len(report.errors),
-            "warnings": len(report.warnings),
-            "problems": [p.as_json() for p in report.problems],
-        }
-        if report.plan is not None and not report.errors:
-            shape = schedule.shape(report.plan)
-            summary.update(critical_path=shape.critical_path, width=shape.width)
-        _emit(summary)
-    else:
-        for problem in report.problems:
-            click.echo(problem.render())
-        click.echo(_summary_line(report))
-    sys.exit(0 if ok else 1)
-
-
-def _summary_line(report: validate.Report) -> str:
-    counts = f"{len(report.errors)} errors, {len(report.warnings)} warnings"
-    if report.plan is None or report.errors:
-        return f"{display_path(report.path)}: invalid ({counts})"
-    shape = schedule.shape(report.plan)
-    return (
-        f"{display_path(report.path)}: valid {report.plan.dialect} plan, "
-        f"{len(report.plan.tasks)} tasks in {len(report.plan.phases)} phases; critical path "
-        f"{len(shape.critical_path)}, width {shape.width} ({counts})"
-    )
-
-
-@cli.command()
-@PLAN
-@click.argument("task", required=False)
-@JSON
-@STATUS_FILE
-def show(plan: Path, task: str | None, as_json: bool, status_file: Path | None) -> None:
-    """Show PLAN (phases, tasks, statuses, what is eligible), or one TASK of it."""
-    loaded, statuses = _load(plan, status_file)
-    if task is None:
-        if as_json:
-            _emit(views.plan_json(loaded, statuses))
-        else:
-            echo(views.plan_text(loaded, statuses))
-        return
-    found = loaded.task(task)
-    if found is None:
-        _no_task(loaded, task)
-    frontier = schedule.eligible(loaded, statuses)
-    if as_json:
-        _emit(views.task_json(found, statuses, frontier))
-    else:
-        echo(views.task_text(found, statuses, frontier))
-
-
-def _no_task(plan: Plan, task: str) -> NoReturn:
-    ids = [t.id for t in plan.tasks]
-    shown = ", ".join(ids[:10]) + (", ..." if len(ids) > 10 else "")
-    raise Failure(f"no task {task} in {display_path(plan.root)} (fix: use one of {shown})")
-
-
-@cli.command(name="next")
-@PLAN
-@click.option("--all", "all_eligible", is_flag=True, help="List every eligible task.")
-@JSON
-@STATUS_FILE
-def next_command(plan: Path, all_eligible: bool, as_json: bool, status_file: Path | None) -> None:
-    """Print the task a run would select next (exit 3 when none is eligible)."""
-    loaded, statuses = _load(plan, status_file)
-    data = views.next_json(loaded, statuses)
-    if as_json:
-        _emit(data)
-    else:
-        echo(views.next_text(data, all_eligible))
-    if data["next"] is None:
-        sys.exit(EXIT_NONE_ELIGIBLE)
-
-
-for command in [*cli_run.COMMANDS, *cli_feedback.COMMANDS]:
-    cli.add_command(command)
 
 
 def main() -> None:

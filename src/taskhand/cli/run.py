@@ -318,6 +318,3 @@ def _console() -> Console:
 
 def _json(data: Any) -> str:
     return dumps(data, indent=2)
-
-
-COMMANDS = [run, resume, runs, stats, ledger, clean_command, demo_command]

@@ -8,14 +8,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from taskhand.gates import scope
-from taskhand.gates.checks import run_check
-from taskhand.host.allowlist import child_env
-from taskhand.host.sandbox import NONE
-from taskhand.plan.model import Task
-from taskhand.unit import Sandbox
-from taskhand.workspace import diffs
+if TYPE_CHECKING:
+    from taskhand.plan.model import Task
+    from taskhand.unit import Sandbox
 
 
 @dataclass(frozen=True)
@@ -35,11 +32,21 @@ def run_gates(
     candidate: str,
     task: Task,
     forbidden: list[str],
-    sandbox: Sandbox = NONE,
+    sandbox: Sandbox | None = None,
     passed: Sequence[str] = (),
 ) -> list[GateResult]:
     """Every gate, in order, even after one fails: the next attempt wants all the reasons.
-    Checks get the allow-list's environment and the plan's `passed` names, never our keys."""
+    Checks get the allow-list's environment and the plan's `passed` names, never our keys;
+    without a `sandbox`, they run unconfined (host.sandbox.NONE)."""
+    # Loaded when gates run: `validate` reaches this package for `runnable` alone.
+    from taskhand.gates import scope
+    from taskhand.gates.checks import run_check
+    from taskhand.host.allowlist import child_env
+    from taskhand.host.sandbox import NONE
+    from taskhand.workspace import diffs
+
+    sandbox = NONE if sandbox is None else sandbox
+
     results = []
     for check in task.checks:
         # The checks run the agent's code (its tests, its build): confined like the agent.

@@ -15,12 +15,10 @@ import shutil
 from functools import cached_property
 from pathlib import Path
 
-from taskhand.gates import scope
 from taskhand.plan.formats.command_syntax import ShellSyntax, runs_through_shell, shell_syntax
 from taskhand.plan.formats.criteria import command_text
 from taskhand.plan.model import Criterion, Plan, Task
 from taskhand.plan.problems import Collector, Problem
-from taskhand.workspace import git
 
 # Builtins people reach for in a check; a shell would run them, but no shell runs checks.
 _BUILTINS = frozenset({"cd", "source", ".", "export", "set", "unset", "alias", "ulimit", "[["})
@@ -35,6 +33,9 @@ class Repo:
 
     @cached_property
     def root(self) -> Path | None:
+        # git loads only for a plan that needs it asked: most checks name a program on PATH.
+        from taskhand.workspace import git
+
         try:
             return git.find_repo(self.plan_root)
         except git.GitError:
@@ -44,6 +45,8 @@ class Repo:
         """HEAD's mode for each path it holds; None when there is no repository or commit."""
         if self.root is None:
             return None
+        from taskhand.workspace import git
+
         try:
             return git.tree_modes(self.root, "HEAD", paths) if git.has_commits(self.root) else None
         except git.GitError:
@@ -155,6 +158,8 @@ def _repository_problem(
 
 def _mentioned(plan: Plan, path: str) -> bool:
     """Whether some task names `path` outside the commands that run it, or may change it."""
+    from taskhand.gates import scope  # the scope rules, for the rare program a task may create
+
     word = re.compile(rf"(?<![\w./-])(?:\./)?{re.escape(path)}(?![\w/-])")
     for task in plan.tasks:
         # A task allowed to change the file may create it; "." or "**" allows everything,

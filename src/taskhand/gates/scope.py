@@ -9,8 +9,10 @@ import posixpath
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from taskhand.workspace.diffs import Change
+if TYPE_CHECKING:  # a type only: matching paths needs no git (`validate` matches them)
+    from taskhand.workspace.diffs import Change
 
 _GLOB = re.compile(r"[*?]")
 

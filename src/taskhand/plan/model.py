@@ -5,6 +5,7 @@ Both dialects read into these types and write from them; nothing here does I/O.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -31,6 +32,8 @@ DEFAULT_CHECK_TIMEOUT = 600.0
 _COUNTER_RE = re.compile(r"-(\d+)$")
 
 
+# Cached: sorting and checking a big plan asks for the same ids' numbers many times over.
+@functools.lru_cache(maxsize=1 << 16)
 def counter(task_id: str) -> str:
     """The number of an id as canonical digits ("T-007" -> "7"); "" when it has none."""
     match = _COUNTER_RE.search(task_id)

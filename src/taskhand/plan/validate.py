@@ -23,6 +23,8 @@ class Report:
     path: Path
     plan: Plan | None
     problems: list[Problem]
+    # The plan's critical path and widths, worked out once for the rules and the summary.
+    shape: schedule.Shape | None = None
 
     @property
     def errors(self) -> list[Problem]:
@@ -44,30 +46,32 @@ class Report:
 
     def adding(self, problems: list[Problem]) -> Report:
         """This report with more problems of the same plan, all in file and line order."""
-        return Report(self.path, self.plan, _in_order([*self.problems, *problems]))
+        return Report(self.path, self.plan, _in_order([*self.problems, *problems]), self.shape)
 
 
 def validate(path: Path) -> Report:
     """Read and check the plan at `path`."""
     plan, problems = formats.load(path)
+    shape = None
     if plan is not None:
-        problems.extend(check_plan(plan))
-    return Report(path, plan, _in_order(problems))
+        shape = schedule.shape(plan)
+        problems.extend(check_plan(plan, shape))
+    return Report(path, plan, _in_order(problems), shape)
 
 
 def _in_order(problems: list[Problem]) -> list[Problem]:
     return sorted(problems, key=lambda p: (str(p.path), p.line or 0))
 
 
-def check_plan(plan: Plan) -> list[Problem]:
-    """The plan-wide rules, on a plan whose files have been read."""
+def check_plan(plan: Plan, shape: schedule.Shape) -> list[Problem]:
+    """The plan-wide rules, on a plan whose files have been read, and its shape."""
     problems: list[Problem] = []
     _check_dependencies(plan, problems)
     _check_cycles(plan, problems)
     _check_busy(plan, problems)
     _check_criteria(plan, problems)
     _check_counters(plan, problems)
-    _check_serialization(plan, problems)
+    _check_serialization(plan, shape, problems)
     return problems
 
 
@@ -78,7 +82,7 @@ def _at(task: Task, plan: Plan, problems: list[Problem]) -> Collector:
 def _check_dependencies(plan: Plan, problems: list[Problem]) -> None:
     by_id = plan.by_id()
     tasktrack = plan.dialect is Dialect.TASKTRACK
-    for task in plan.tasks:
+    for task in (t for t in plan.tasks if t.dependencies):
         out, line = _at(task, plan, problems), task.lines.get("dependencies", task.line)
         for dep in task.dependencies:
             other = by_id.get(dep)
@@ -191,7 +195,7 @@ def _check_counters(plan: Plan, problems: list[Problem]) -> None:
         )
 
 
-def _check_serialization(plan: Plan, problems: list[Problem]) -> None:
+def _check_serialization(plan: Plan, shape: schedule.Shape, problems: list[Problem]) -> None:
     """Warn about dependencies that order tasks needlessly: redundant ones and lone chains."""
     by_id = plan.by_id()
     budget = REDUNDANCY_BUDGET
@@ -209,7 +213,6 @@ def _check_serialization(plan: Plan, problems: list[Problem]) -> None:
                     f"drop {dep} from the list",
                     "redundant-dependency",
                 )
-    shape = schedule.shape(plan)
     for phase in plan.phases:
         size = sum(1 for i in phase.task_ids if i in by_id)
         if size >= 3 and shape.phase_widths.get(phase.number) == 1:

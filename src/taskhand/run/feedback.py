@@ -1,6 +1,5 @@
-"""A person's moves between runs: reopen a failed task, answer a waiting one; the statuses a
-plan's latest run left; and what a stopped run tells the person (each failed or waiting task,
-and the command that moves it on).
+"""A person's moves between runs: reopen a failed task, answer a waiting one; and what a
+stopped run tells the person (each failed or waiting task, and the command that moves it on).
 """
 
 from __future__ import annotations
@@ -12,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskhand.errors import UserError
-from taskhand.plan.model import Dialect, Plan, Status, Task
+from taskhand.plan.model import Plan, Status, Task
 from taskhand.plan.problems import PlanError, display_path
-from taskhand.run import launch, lookup
+from taskhand.run import lookup
 from taskhand.run.preflight import load
 from taskhand.state import lock
 from taskhand.state.paths import StateDir
@@ -83,22 +82,6 @@ def respond(
         return Moved(task_id, status, book.run_id or None, shown)
 
 
-def latest_statuses(plan: Plan, repo: Path | None = None) -> dict[str, Status]:
-    """The plan's statuses as they stand: a TaskTrack plan's files; a Markdown plan's latest
-    run in the store (all OPEN before its first run). Questions and answers are attached to
-    a Markdown plan's tasks, as a TaskTrack file holds them."""
-    if plan.dialect is Dialect.TASKTRACK:
-        return plan.statuses()
-    state = _state_of(plan, repo)
-    if state is None or not state.database.exists():
-        return plan.statuses()
-    with Store.open(state.database) as store:
-        run = store.latest_run(str(plan.root.resolve()))
-        if run is None:
-            return plan.statuses()
-        return StatusBook(plan, store, run.id).statuses()
-
-
 def left_for_a_person(repo: Path, run_id: str) -> list[str]:
     """What a run that stopped leaves to a person: each failed task with its reason and the
     command to retry it, each waiting task with its question and the command to answer it."""
@@ -137,7 +120,7 @@ def _book(
     """The plan and the status book of its latest run, under the plan's lock: a person's
     move never lands in the middle of a run."""
     plan = load(plan_path if plan_path is not None else _latest_plan(move, repo))
-    root = launch.repo_for(plan.root, repo)
+    root = git.repo_for(plan.root, repo)
     state = StateDir.for_repo(root)
     with lock.hold(state.lock(plan.root), plan.root, f"taskhand {move}"):
         # Without a database, a TaskTrack plan's files are all there is to change.
@@ -154,13 +137,6 @@ def _latest_plan(move: str, repo: Path | None) -> Path:
     raise FeedbackError(
         f"no runs in {root} to take the plan from (fix: name it: taskhand {move} TASK ... PLAN)"
     )
-
-
-def _state_of(plan: Plan, repo: Path | None) -> StateDir | None:
-    try:
-        return StateDir.for_repo(launch.repo_for(plan.root, repo))
-    except git.GitError:  # a plan outside any repository has never run
-        return None
 
 
 def _status(plan: Plan, book: StatusBook, task_id: str, move: str) -> Status:

@@ -36,17 +36,6 @@ class RunError(UserError):
     """A run that cannot start or go on; the message is one line with the fix."""
 
 
-def repo_for(plan_path: Path, repo: Path | None) -> Path:
-    """The repository a plan runs in: `repo`, else the one holding the plan, else the current
-    folder's."""
-    try:
-        return git.find_repo(repo or plan_path)
-    except git.GitError:
-        if repo is not None:
-            raise
-        return git.find_repo(Path.cwd())
-
-
 def _agents(plan: Plan, config: RunConfig) -> dict[str, Agent]:
     """The run's agent and every agent a task routes to, made (and checked) before any work."""
     script = Path(config.script) if config.script else None
@@ -82,7 +71,7 @@ def start(
     """Run the plan at `plan_path`, continuing its last unfinished run unless `new`; a plan
     its latest run completed is left alone (the summary says `already_completed`)."""
     plan = load(plan_path)
-    root = repo_for(plan.root, repo)
+    root = git.repo_for(plan.root, repo)
     if not git.has_commits(root):
         raise RunError(f"the repository {root} has no commits yet (fix: make a first commit)")
     base = git.resolve(root, config.base_ref)

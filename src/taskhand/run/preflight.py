@@ -11,7 +11,6 @@ import os
 import posixpath
 from pathlib import Path
 
-from taskhand import config
 from taskhand.agents import NAMES as AGENTS
 from taskhand.gates.runnable import Repo, check_commands
 from taskhand.plan import templates
@@ -20,6 +19,9 @@ from taskhand.plan.model import Plan
 from taskhand.plan.problems import Collector, Problem
 
 RULES = frozenset({"program", "shell-syntax", "scope-path", "agent", "settings", "template"})
+# The plan's settings file, as config.FILE names it (a test holds the two equal): a plan without
+# one is checked without loading config and the run's vocabulary (a tenth of validate's start).
+SETTINGS_FILE = "taskhand.toml"
 
 
 def validate(path: Path) -> plan_validation.Report:
@@ -56,7 +58,11 @@ def _check_agents(plan: Plan, problems: list[Problem]) -> None:
                 f"use one of {valid}",
                 "agent",
             )
-    path = plan.root / config.FILE
+    path = plan.root / SETTINGS_FILE
+    if not path.is_file():
+        return  # no settings, no agents named there
+    from taskhand import config
+
     out = Collector(problems, path)
     try:
         data = config.read_file(plan.root)
@@ -78,7 +84,7 @@ def _check_agents(plan: Plan, problems: list[Problem]) -> None:
 
 
 def _check_paths(plan: Plan, repo: Repo, problems: list[Problem]) -> None:
-    for task in plan.tasks:
+    for task in (t for t in plan.tasks if t.paths):
         out = Collector(problems, task.source or plan.root)
         line = task.lines.get("paths", task.line)
         for entry in task.paths:

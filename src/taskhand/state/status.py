@@ -10,11 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from taskhand.plan.formats import tasktrack_edit
 from taskhand.plan.formats.files import write_atomic
 from taskhand.plan.model import Dialect, Plan, Status
-from taskhand.state.store import Store
+from taskhand.state.paths import StateDir
+from taskhand.workspace import git
+
+if TYPE_CHECKING:
+    from taskhand.state.store import Store
 
 # The field a conclusion adds to a TaskTrack task file, by the status it concludes with.
 CONCLUSION_FIELDS = {Status.DONE: "Resolution", Status.WAIT: "Request", Status.FAIL: "Failure"}
@@ -124,3 +129,25 @@ class StatusBook:
         )
         write_atomic(Path(task.source), edited)
         task.status = status
+
+
+def latest_statuses(plan: Plan, repo: Path | None = None) -> dict[str, Status]:
+    """The plan's statuses as they stand: a TaskTrack plan's files; a Markdown plan's latest
+    run in the store (all OPEN before its first run). Questions and answers are attached to
+    a Markdown plan's tasks, as a TaskTrack file holds them."""
+    if plan.dialect is Dialect.TASKTRACK:
+        return plan.statuses()
+    try:
+        state = StateDir.for_repo(git.repo_for(plan.root, repo))
+    except git.GitError:  # a plan outside any repository has never run
+        return plan.statuses()
+    if not state.database.exists():
+        return plan.statuses()
+    # The store loads only for a plan that may have run: `show` of a new plan never needs it.
+    from taskhand.state.store import Store
+
+    with Store.open(state.database) as store:
+        run = store.latest_run(str(plan.root.resolve()))
+        if run is None:
+            return plan.statuses()
+        return StatusBook(plan, store, run.id).statuses()

@@ -6,10 +6,14 @@ module prints through them with click and rich.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
-from rich.text import Text
 
 from taskhand.text import printable
+
+if TYPE_CHECKING:  # rich loads with the commands that print through it, not with every one
+    from rich.text import Text
 
 
 def echo(text: str, err: bool = False) -> None:
@@ -19,4 +23,6 @@ def echo(text: str, err: bool = False) -> None:
 
 def rich_text(text: object, *, lines: bool = False) -> Text:
     """Text for rich that is shown literally: `[red]` or `[link=...]` in it stays as typed."""
+    from rich.text import Text
+
     return Text(printable(str(text), lines=lines))

@@ -153,6 +153,17 @@ def find_repo(path: Path) -> Path:
     return Path(output(folder, "rev-parse", "--show-toplevel"))
 
 
+def repo_for(plan_path: Path, repo: Path | None) -> Path:
+    """The repository a plan runs in: `repo`, else the one holding the plan, else the current
+    folder's."""
+    try:
+        return find_repo(repo or plan_path)
+    except GitError:
+        if repo is not None:
+            raise
+        return find_repo(Path.cwd())
+
+
 def has_commits(repo: Path) -> bool:
     done = run(repo, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", ok=(0, 1))
     return done.returncode == 0

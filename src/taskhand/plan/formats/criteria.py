@@ -12,6 +12,7 @@ for the reviewer. Tilth reads the same bullet as plain text.
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 
@@ -42,27 +43,40 @@ def parse_duration(text: str) -> float:
     return seconds
 
 
+def _command_parts(text: str) -> tuple[str, str] | None:
+    """The command of a criterion's text as written and its options, or None."""
+    return _match_command(text) if text.startswith("`") else None
+
+
+# Cached: `validate` asks once when it reads a criterion and again when it checks that the
+# command can run, and the match is the dearest step of reading a criterion.
+@functools.lru_cache(maxsize=1 << 16)
+def _match_command(text: str) -> tuple[str, str] | None:
+    match = _COMMAND_RE.match(text)
+    return (match.group("cmd"), match.group("opts") or "") if match else None
+
+
 def command_text(text: str) -> str | None:
     """The command of a criterion's text as written (before splitting), or None."""
-    match = _COMMAND_RE.match(text)
-    return match.group("cmd") if match else None
+    parts = _command_parts(text)
+    return parts[0] if parts else None
 
 
 def parse_criterion(text: str, line: int | None = None) -> Criterion:
     """Turn one bullet's text into a criterion, with a check when it carries a command."""
-    match = _COMMAND_RE.match(text)
-    if not match:
+    parts = _command_parts(text)
+    if parts is None:
         return Criterion(text, line=line)
-    command = match.group("cmd")
+    command, options = parts
     try:
         # Without quotes or escapes, shell splitting is plain whitespace splitting, done fast.
         argv = tuple(shlex.split(command) if _SHELL_SYNTAX.search(command) else command.split())
     except ValueError as exc:
-        raise CriterionError(f"command {match.group('cmd')!r} cannot be split: {exc}") from None
+        raise CriterionError(f"command {command!r} cannot be split: {exc}") from None
     if not argv:
         raise CriterionError("the command is empty")
     timeout, exit_code = DEFAULT_CHECK_TIMEOUT, 0
-    for option in filter(None, (o.strip() for o in (match.group("opts") or "").split(","))):
+    for option in filter(None, (o.strip() for o in options.split(","))):
         name, _, value = option.partition(" ")
         if name == "exit" and _EXIT_CODE_RE.match(value.strip()):
             exit_code = int(value)

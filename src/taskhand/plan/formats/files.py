@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,7 +57,7 @@ def read_text(path: Path, root: Path, out: Collector) -> str | None:
                 "too-large",
             )
             return None
-        data = path.read_bytes()
+        data = _read_bytes(path, size)
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop, on Python 3.11
         reason = getattr(exc, "strerror", None) or str(exc).split(":")[0]
         out.error(None, f"cannot be read: {reason}", "replace it with a readable file", "io")
@@ -85,10 +84,25 @@ def read_text(path: Path, root: Path, out: Collector) -> str | None:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+def _read_bytes(path: Path, size: int) -> bytes:
+    """The file's bytes through its descriptor, to the end whatever `size` (its size a moment
+    ago) says: a third of the system calls of `Path.read_bytes`, which 10,000 files notice."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = [os.read(fd, size + 1)]
+        while chunks[-1]:
+            chunks.append(os.read(fd, 1 << 16))
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
+
+
 def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
     """Replace `path` whole, so a reader never sees half a file: write a temporary file in the
     same folder, then rename it over the target. The file keeps its mode (a new one: `mode`,
     else 0o644); with `mode`, it takes that one."""
+    import tempfile  # here, not above: reading a plan (what most commands do) never writes
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:

@@ -7,7 +7,6 @@ Our extensions are optional frontmatter keys that Tilth ignores. Files are only 
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import json
 import re
@@ -140,7 +139,7 @@ def _split_sections(lines: list[str], first: int) -> list[_Section]:
     """The `## ` sections of the body starting at index `first`, in document order."""
     raw: list[tuple[str, int, list[str]]] = [("", first + 1, [])]
     for number, ln in enumerate(lines[first:], start=first + 1):
-        match = _HEADING_RE.match(ln)
+        match = _HEADING_RE.match(ln) if ln.startswith("##") else None
         if match:
             raw.append((match.group(1).strip(), number + 1, []))
         else:
@@ -172,6 +171,8 @@ def _apply_extensions(
             out.error(line, f"{key}: {exc}", f"see the '{key}' key in docs/plans.md", "extension")
         except KeyError:
             task.extra[key] = value
+            import difflib  # only for a key we do not know, to suggest one we do
+
             hint = difflib.get_close_matches(key, KNOWN_KEYS, n=1)
             if key == "status":
                 out.warn(

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from taskhand.plan.formats.files import Listing, read_text
 from taskhand.plan.formats.minimark import check_order, check_timestamp, split_fields, split_list
-from taskhand.plan.formats.tasktrack_task import ID_RE, parse_task_text
+from taskhand.plan.formats.tasktrack_task import ID_RE, STATUS_CODES, parse_task_text
 from taskhand.plan.model import Dialect, Phase, Plan, Status, Task, counter, id_key
 from taskhand.plan.problems import Collector, Problem
 
@@ -21,9 +21,13 @@ CODE_RE = re.compile(r"^[A-Z]{3,5}$")
 OVERVIEW_FIELDS = ("Objective", "Created", "Resources")
 
 _TASK_FILE_RE = re.compile(r"^(?P<code>[A-Za-z]+)-(?P<n>\d+)\.md$")
-_PLAN_HEAD_RE = re.compile(r"^#\s+(?P<code>\S+)\s+-\s+(?P<title>.*?)\s*$")
-_PHASE_RE = re.compile(r"^##\s+(?P<n>[0-9]{1,6})\s*:\s*(?P<title>.*?)\s*$")
-_ENTRY_RE = re.compile(r"^[*-]\s+\[(?P<status>[^\]]*)\]\s+(?P<id>[^:\s]+)\s*:\s*(?P<title>.*?)\s*$")
+# A title ends at its last non-space: `(?:.*\S)?` rather than `.*?` before `\s*$`, which would
+# try `\s*$` again after every character of it (a big overview has thousands of titles).
+_PLAN_HEAD_RE = re.compile(r"^#\s+(?P<code>\S+)\s+-\s+(?P<title>(?:.*\S)?)\s*$")
+_PHASE_RE = re.compile(r"^##\s+(?P<n>[0-9]{1,6})\s*:\s*(?P<title>(?:.*\S)?)\s*$")
+_ENTRY_RE = re.compile(
+    r"^[*-]\s+\[(?P<status>[^\]]*)\]\s+(?P<id>[^:\s]+)\s*:\s*(?P<title>(?:.*\S)?)\s*$"
+)
 
 
 def code_of(overview_name: str) -> str:
@@ -96,7 +100,7 @@ def _parse_phases(
     for number, line in lines:
         if not line.strip():
             continue
-        heading = _PHASE_RE.match(line)
+        heading = _PHASE_RE.match(line) if line.startswith("##") else None
         if heading:
             phase = Phase(int(heading.group("n")), heading.group("title"))
             if phase.number != len(plan.phases) + 1:
@@ -126,7 +130,7 @@ def _parse_phases(
             out.error(number, "task entry before the first phase heading", "add '## 1: Title'")
             continue
         task_id, raw = entry.group("id"), entry.group("status")
-        status = Status(raw) if raw in Status.__members__ else None
+        status = STATUS_CODES.get(raw)
         if status is None:
             out.error(
                 number,
@@ -274,6 +278,8 @@ def _load_tasks(
 
 
 def _compare(task: Task, entry: _Entry, out: Collector, plan: Plan) -> None:
+    if entry.title == task.title and entry.status in (None, task.status):
+        return  # the files agree, as in all but a few tasks of a plan
     where = f"{(plan.overview_path or plan.root).name}:{entry.line}"
     if entry.title != task.title:
         out.error(

@@ -24,7 +24,8 @@ from taskhand.plan.problems import Collector
 TASK_FIELDS = ("Status", "Updated", "Dependencies", "Description", "Acceptance")
 OUTCOME_FIELDS = ("Request", "Response", "Resolution", "Failure")
 ID_RE = re.compile(r"^(?P<code>[A-Z]{3,5})-(?P<n>[1-9][0-9]{0,8})$")
-_TASK_HEAD_RE = re.compile(r"^#\s+(?P<id>[^:\s]+)\s*:\s*(?P<title>.*?)\s*$")
+_TASK_HEAD_RE = re.compile(r"^#\s+(?P<id>[^:\s]+)\s*:\s*(?P<title>(?:.*\S)?)\s*$")
+STATUS_CODES = dict(Status.__members__)  # "OPEN" -> Status.OPEN, ...
 
 
 def parse_task_text(text: str, out: Collector, expected_id: str) -> Task | None:
@@ -61,8 +62,9 @@ def parse_task_text(text: str, out: Collector, expected_id: str) -> Task | None:
 def _apply_field(task: Task, f: Field, out: Collector) -> None:
     task.lines.setdefault(f.name.lower(), f.line)
     if f.name == "Status":
-        if f.value in Status.__members__:
-            task.status = Status(f.value)
+        status = STATUS_CODES.get(f.value)
+        if status is not None:
+            task.status = status
         else:
             out.error(
                 f.line,
@@ -142,8 +144,10 @@ def _criteria(f: Field, out: Collector) -> list[Criterion]:
 
 
 def _check_outcome(task: Task, doc: Doc, out: Collector) -> None:
-    lines = {f.name: f.line for f in doc.fields}
     names = [f.name for f in doc.fields if f.name in OUTCOME_FIELDS]
+    if not names and task.status in (Status.OPEN, Status.BUSY):
+        return  # no outcome, and none due: the task as most files hold it
+    lines = {f.name: f.line for f in doc.fields}
     for name, status in (("Resolution", Status.DONE), ("Failure", Status.FAIL)):
         if name in lines and task.status is not status:
             out.error(
