@@ -19,7 +19,7 @@ import click
 from taskhand.cli.errors import Failure
 from taskhand.cli.options import JSON
 from taskhand.plan import schedule, templates, validate
-from taskhand.plan.formats import collector_paused, markdown
+from taskhand.plan.formats import markdown
 from taskhand.plan.model import Dialect, Plan
 from taskhand.plan.problems import display_path, relative_path
 from taskhand.plan.schedule import Statuses
@@ -33,15 +33,15 @@ P = ParamSpec("P")
 
 def _one_shot(command: Callable[P, None]) -> Callable[P, None]:
     """A plan command reads, prints and exits, and makes no garbage in cycles: the collector
-    stays paused throughout (see `collector_paused`), or it would walk a big plan's objects as
-    soon as reading ends; and it does not walk every object once more as the process exits
-    (a tenth of a small command's time)."""
+    stays paused throughout (see `validate.collector_paused`), or it would walk a big plan's
+    objects as soon as the plan is read; and it does not walk every object once more as the
+    process exits (a tenth of a small command's time)."""
 
     @functools.wraps(command)
     def run(*args: P.args, **kwargs: P.kwargs) -> None:
         atexit.unregister(gc.freeze)  # once, however many commands a test runs
         atexit.register(gc.freeze)
-        with collector_paused():
+        with validate.collector_paused():
             command(*args, **kwargs)
 
     return run

@@ -7,6 +7,9 @@ Whether the plan can run here is run.preflight's question, asked one layer up.
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,12 +54,27 @@ class Report:
 
 def validate(path: Path) -> Report:
     """Read and check the plan at `path`."""
-    plan, problems = formats.load(path)
-    shape = None
-    if plan is not None:
-        shape = schedule.shape(plan)
-        problems.extend(check_plan(plan, shape))
-    return Report(path, plan, _in_order(problems), shape)
+    with collector_paused():
+        plan, problems = formats.load(path)
+        shape = None
+        if plan is not None:
+            shape = schedule.shape(plan)
+            problems.extend(check_plan(plan, shape))
+        return Report(path, plan, _in_order(problems), shape)
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector paused: reading and checking a plan makes a dozen objects
+    per line and frees none in cycles, and the collector would walk them over and over (a fifth
+    of the time of a 10,000-task validate). Nested pauses resume it once, at the outermost."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _in_order(problems: list[Problem]) -> list[Problem]:

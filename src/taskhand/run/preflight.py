@@ -27,8 +27,9 @@ SETTINGS_FILE = "taskhand.toml"
 def validate(path: Path) -> plan_validation.Report:
     """Every problem of the plan at `path`: its own, and whether it can run here. What
     `taskhand validate` reports, and what a run checks before it starts."""
-    report = plan_validation.validate(path)
-    return report if report.plan is None else report.adding(check(report.plan))
+    with plan_validation.collector_paused():
+        report = plan_validation.validate(path)
+        return report if report.plan is None else report.adding(check(report.plan))
 
 
 def load(path: Path) -> Plan:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 from taskhand.plan.formats import markdown, tasktrack
@@ -24,27 +21,12 @@ def load(path: Path) -> tuple[Plan | None, list[Problem]]:
     """Read the plan at `path` in whichever dialect it is written; never raises on bad input."""
     problems: list[Problem] = []
     try:
-        with collector_paused():
-            return _load(path, problems)
+        return _load(path, problems)
     except OSError as exc:  # the path itself is unusable: too long, looping, vanished
         Collector(problems, path).error(
             None, f"cannot read the plan: {exc.strerror or exc}", "check the path"
         )
         return None, problems
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector paused: reading a plan makes a dozen objects per line and
-    frees none in cycles, and the collector would walk them over and over (a fifth of the time
-    of a 10,000-task validate). Nested pauses resume it once, at the outermost."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _load(path: Path, problems: list[Problem]) -> tuple[Plan | None, list[Problem]]:
