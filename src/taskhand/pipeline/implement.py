@@ -29,8 +29,8 @@ FAILED = AttemptStatus.FAILED
 
 def implement(h: Harness, work: Work) -> Ended | None:
     task, attempt = work.task, work.attempt
-    context = h.context(work.plan, work.book, task, work.ws.path)
-    prompt = h.redact(prompts.worker(task, context, work.building_on))
+    work.context = h.context(work.plan, work.book, task, work.ws.path)
+    prompt = h.redact(prompts.worker(task, work.context, work.building_on))
     before = h.guard.before()
     outcome = h.unit(Role.IMPLEMENTER, task, attempt, work.ws.path, prompt)
     broken = h.breaches(before, "the worker's unit", task.id)

@@ -66,7 +66,8 @@ def verdicts(h: Harness, work: Work) -> list[tuple[str, Verdict]] | Stop:
     why the review stopped: a reviewer could not judge, or the task's budget ran out."""
     task, base, candidate = work.task, work.base, work.candidate
     assert work.outcome is not None
-    context = h.context(work.plan, work.book, task, work.ws.path)
+    # A resumed attempt has none yet: it reads them from its checkout of the candidate.
+    context = work.context or h.context(work.plan, work.book, task, work.ws.path)
     shown = prompts.Candidate(
         work.outcome.resolution,
         work.outcome.report,

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from taskhand import prompts
 from taskhand.gates import GateResult
 from taskhand.plan.model import Plan, Status, Task
 from taskhand.state.records import Attempt
@@ -47,6 +48,9 @@ class Work:
     gates: list[GateResult] = field(default_factory=list)
     verdicts: list[dict[str, Any]] = field(default_factory=list)  # the reviewers', as kept
     summary: str = ""  # the candidate's diff summary, once read
+    # What the prompts show besides the task, read once at the attempt's start: later stages
+    # must not see conventions the worker's unit rewrote in the workspace.
+    context: prompts.Context | None = None
 
     @property
     def base(self) -> str:
