@@ -15,8 +15,18 @@ from pathlib import Path
 
 
 class Role(StrEnum):
+    """Who runs a unit. The default pipeline has an implementer and evaluators (reviewers);
+    the full lifecycle adds one role per stage."""
+
     IMPLEMENTER = "implementer"
     EVALUATOR = "evaluator"
+    WRITER = "writer"  # the spec, and the interview's product questions
+    EXPLORER = "explorer"  # maps the code the plan will touch
+    PLANNER = "planner"  # the plan: steps, scope, criteria
+    DESIGNER = "designer"  # a prototype of a ui task
+    TESTER = "tester"  # the tests, before the implementer writes the code
+    QA = "qa"  # runs the closing checks and walks the [found] criteria
+    JUDGE = "judge"  # re-runs every closing check and tries to reject
 
 
 class Case(StrEnum):

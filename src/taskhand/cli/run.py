@@ -147,6 +147,23 @@ _CAPS = _DEFAULTS.caps
 @click.option("--run-tokens", type=int, help="Token cap per run.")
 @click.option("--task-dollars", type=float, help="Spend cap per task.")
 @click.option("--run-dollars", type=float, help="Spend cap per run.")
+@click.option(
+    "--pipeline",
+    metavar="[default|full]",
+    help="The stages a task goes through: default (implement, review) or full (spec, plan, "
+    "prototype, implement, qa, judge) (default: the plan's taskhand.toml, else default).",
+)
+@click.option(
+    "--autonomy",
+    metavar="[gated|full]",
+    help="gated: a person approves each plan and prototype; full: they pass by themselves.",
+)
+@click.option("--prototype-rounds", type=int, help="Designer rounds per ui task (default: 3).")
+@click.option(
+    "--deliver",
+    metavar="[off|task|run]",
+    help="Open pull requests: one per task, one per run, or none (default: [deliver], else off).",
+)
 @REPO
 @JSON
 def run(plan: Path, new: bool, repo: Path | None, as_json: bool, **flags: Any) -> None:

@@ -1,0 +1,153 @@
+"""The plan's settings file, `taskhand.toml` beside its overview, read and checked: every
+mistake is reported at its file:line with the fix.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from taskhand.config.model import PromptCaps
+from taskhand.config.values import (
+    AUTONOMY,
+    EXPECTED,
+    PIPELINES,
+    SettingsError,
+    is_count,
+    lens_problem,
+)
+from taskhand.unit import Role
+
+FILE = "taskhand.toml"
+SECTIONS = ("run", "roles", "review", "prompts", "env", "app", "deliver")
+# Keys above the first section: the plan's lifecycle.
+TOP = {"pipeline": PIPELINES, "autonomy": AUTONOMY, "prototype_rounds": None}
+APP_KEYS = {"start": str, "url": str, "ready": str, "ready_seconds": (int, float)}
+DELIVER_KEYS = {"pr": bool, "remote": str, "per": str}
+VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def read_file(plan_root: Path) -> dict[str, Any]:
+    """The plan's settings file as checked data (empty without one); SettingsError if bad."""
+    path = plan_root / FILE
+    if not path.is_file():
+        return {}
+    import tomllib  # here, not above: most plans have no settings file to parse
+
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(f"{exc}", where=str(path), fix="correct the TOML") from None
+    for key, value in data.items():
+        if key in TOP:
+            _check_top(path, key, value)
+        elif key not in SECTIONS or not isinstance(value, dict):
+            known = ", ".join([*TOP, *(f"[{s}]" for s in SECTIONS)])
+            what = f"unknown section [{key}]" if isinstance(value, dict) else f"unknown {key!r}"
+            _bad(path, key, None, what, f"use {known}")
+    for key, value in data.get("run", {}).items():
+        if key not in ("agent", "model") or not isinstance(value, str):
+            _bad(path, "run", key, f"[run] {key}", "[run] takes agent and model strings")
+    roles = [str(r) for r in Role]
+    for role, spec in data.get("roles", {}).items():
+        section = f"roles.{role}"
+        if role not in roles:
+            _bad(path, section, None, f"[{section}]: no such role", f"use {', '.join(roles)}")
+        if not isinstance(spec, dict) or any(
+            k not in ("agent", "model") or not isinstance(v, str) for k, v in spec.items()
+        ):
+            _bad(path, section, None, f"[{section}]", "a role takes agent and model strings")
+    _check_review(path, data.get("review", {}))
+    _check_prompts(path, data.get("prompts", {}))
+    _check_env(path, data.get("env", {}))
+    _check_table(path, "app", data.get("app", {}), APP_KEYS)
+    _check_table(path, "deliver", data.get("deliver", {}), DELIVER_KEYS)
+    if data.get("deliver", {}).get("per", "task") not in ("task", "run"):
+        _bad(path, "deliver", "per", "[deliver] per", 'one PR per "task" or per "run"')
+    return data
+
+
+def _check_top(path: Path, key: str, value: object) -> None:
+    choices = TOP[key]
+    if choices is None:
+        if not is_count(value):
+            _bad(path, "", key, f"{key} = {value!r}", EXPECTED["count"])
+    elif value not in choices:
+        _bad(path, "", key, f"{key} = {value!r}", f"one of {', '.join(choices)}")
+
+
+def _check_table(path: Path, section: str, table: dict[str, Any], keys: dict[str, Any]) -> None:
+    for key, value in table.items():
+        if key not in keys:
+            _bad(path, section, key, f"[{section}] {key}", f"use {', '.join(keys)}")
+        if not isinstance(value, keys[key]) or (keys[key] is not bool and isinstance(value, bool)):
+            kind = getattr(keys[key], "__name__", "a number")
+            _bad(path, section, key, f"[{section}] {key} = {value!r}", f"a {kind}")
+
+
+def _check_review(path: Path, table: dict[str, Any]) -> None:
+    for key, value in table.items():
+        if key == "lenses":
+            if not isinstance(value, list) or lens_problem(value):
+                fix = f"a list of {EXPECTED['lenses']}"
+                _bad(path, "review", key, f"[review] lenses = {value!r}", fix)
+        elif key == "bounces":
+            if not is_count(value):
+                _bad(path, "review", key, f"[review] bounces = {value!r}", EXPECTED["count"])
+        else:
+            _bad(path, "review", key, f"[review] {key}", "[review] takes lenses and bounces")
+
+
+def _check_prompts(path: Path, table: dict[str, Any]) -> None:
+    known = [f.name for f in fields(PromptCaps)]
+    for key, value in table.items():
+        if key not in known:
+            _bad(path, "prompts", key, f"[prompts] {key}", f"use {', '.join(known)}")
+        if not is_count(value):
+            _bad(path, "prompts", key, f"[prompts] {key} = {value!r}", EXPECTED["count"])
+
+
+def _check_env(path: Path, table: dict[str, Any]) -> None:
+    for key, value in table.items():
+        if key != "pass":
+            _bad(path, "env", key, f"[env] {key}", "[env] takes pass, a list of names")
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            fix = 'a list of variable names, e.g. ["DATABASE_URL"]'
+            _bad(path, "env", key, f"[env] pass = {value!r}", fix)
+        for name in value:
+            if not VARIABLE_NAME.fullmatch(name):
+                _bad(
+                    path,
+                    "env",
+                    key,
+                    f"[env] pass names {name!r}, not a variable name",
+                    "letters, digits and underscores, not starting with a digit; no $ or =",
+                )
+        if len(set(value)) != len(value):
+            _bad(path, "env", key, "[env] pass names a variable twice", "list each once")
+
+
+def _bad(path: Path, section: str, key: str | None, what: str, fix: str) -> None:
+    line = line_of(path, section, key)
+    raise SettingsError(what, where=f"{path}:{line}" if line else str(path), fix=fix)
+
+
+def line_of(path: Path, section: str, key: str | None = None) -> int | None:
+    """The line of `key` in `[section]` ("" for the keys above every section; the header
+    itself without a key) of a TOML file already parsed, to place a report."""
+    current = ""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    for number, line in enumerate(lines, start=1):
+        stripped = line.strip()
+        if stripped.startswith("[") and not stripped.startswith("[["):
+            current = re.sub(r"[\s\"']", "", stripped.split("]")[0].lstrip("["))
+            if key is None and current == section:
+                return number
+        elif key is not None and current == section and re.match(rf"{key}\s*=", stripped):
+            return number
+    return None
