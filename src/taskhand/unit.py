@@ -191,6 +191,16 @@ class Unit:
     model: str | None = None
     lens: str = ""  # an evaluator's review focus (general, security, ...)
     sandbox: Sandbox = field(default_factory=lambda: Sandbox())  # confines its processes
+    browser: Browser | None = None  # a designer's or qa's headless browser, when it has one
+
+
+@dataclass(frozen=True)
+class Browser:
+    """The headless browser a designer or qa unit drives: the app's address ("" when the
+    project has no app) and the folder its screenshots are saved into."""
+
+    url: str
+    shots: Path
 
 
 @dataclass(frozen=True)

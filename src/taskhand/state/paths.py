@@ -50,5 +50,17 @@ class StateDir:
         return self.run_dir(run_id) / "transcripts" / f"{task_id}-unit-{unit_id}.jsonl"
 
     def lock(self, plan: Path) -> Path:
-        digest = hashlib.sha256(str(plan.resolve()).encode()).hexdigest()[:12]
-        return self.root / "locks" / f"plan-{digest}.lock"
+        return self.root / "locks" / f"plan-{_digest(plan)}.lock"
+
+    def artifacts(self, plan: Path, task_id: str) -> Path:
+        """What a task's stages leave for people across runs: the spec and plan of a TaskTrack
+        task, prototypes, qa's screenshots, the pull request's body."""
+        return self.root / "artifacts" / f"plan-{_digest(plan)}" / task_id
+
+    def progress(self, plan: Path) -> Path:
+        """The plan's progress channel: one line per finished task, written by the harness."""
+        return self.root / "progress" / f"plan-{_digest(plan)}.log"
+
+
+def _digest(plan: Path) -> str:
+    return hashlib.sha256(str(plan.resolve()).encode()).hexdigest()[:12]
