@@ -28,6 +28,16 @@ class Role(StrEnum):
     QA = "qa"  # runs the closing checks and walks the [found] criteria
     JUDGE = "judge"  # re-runs every closing check and tries to reject
 
+    @property
+    def judges(self) -> bool:
+        """Whether its outcome is a verdict on a candidate (accept or reject)."""
+        return self in (Role.EVALUATOR, Role.QA, Role.JUDGE)
+
+    @property
+    def writes(self) -> bool:
+        """Whether it may change its workspace: the others only read and report."""
+        return self in (Role.IMPLEMENTER, Role.TESTER, Role.DESIGNER)
+
 
 class Case(StrEnum):
     """How a unit ended, as the agent reported it."""

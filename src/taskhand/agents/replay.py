@@ -36,7 +36,7 @@ from taskhand.agents.base import AgentError
 from taskhand.host.allowlist import child_env
 from taskhand.host.process import Capture, Ran, run_group
 from taskhand.host.sandbox import confine_unit
-from taskhand.unit import LENSES, Case, Outcome, Question, Role, Unit, Usage, Verdict
+from taskhand.unit import LENSES, Case, Outcome, Question, Unit, Usage, Verdict
 
 ACTIONS = ("write", "edit", "delete", "run", "commit", "sleep")
 USAGE = ("tokens_in", "tokens_out", "tokens_cached", "cost")
@@ -94,7 +94,7 @@ class ReplayAgent:
         if not attempts:
             return Outcome(Case.ERROR, failure=f"the replay script has no entry for {unit.task_id}")
         entry = attempts[min(unit.attempt, len(attempts)) - 1]
-        if unit.role is Role.EVALUATOR:
+        if unit.role.judges:
             return _review(_review_for(entry, unit.lens), unit, self.env)
         transcript, error = _act(entry, unit, self.env)
         if error:

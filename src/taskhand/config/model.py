@@ -102,7 +102,8 @@ class RunConfig:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunConfig:
         """The config a run was started with; fields newer than that run keep their defaults."""
-        return _load(cls, data)
+        loaded: RunConfig = _load(cls, data)
+        return loaded
 
 
 def _load(cls: type, data: dict[str, Any]) -> Any:
@@ -111,7 +112,7 @@ def _load(cls: type, data: dict[str, Any]) -> Any:
     for f in fields(cls):
         if f.name not in data:
             continue
-        nested = f.default_factory if callable(f.default_factory) else None  # type: ignore[misc]
+        nested = f.default_factory if callable(f.default_factory) else None
         sample = nested() if nested is not None else None
         if sample is not None and is_dataclass(sample) and isinstance(data[f.name], dict):
             values[f.name] = _load(type(sample), data[f.name])

@@ -99,6 +99,9 @@ class Task:
     max_attempts: int | None = None
     # Keys or fields this version does not know, kept in file order.
     extra: dict[str, str] = field(default_factory=dict)
+    # What the lifecycle's stages wrote into a Markdown task file (spec, plan, questions), by
+    # section name in lower case; kept apart from the description a person wrote.
+    documents: dict[str, str] = field(default_factory=dict)
     source: Path | None = None
     line: int = 1
     # Where each part was written ("dependencies", "criteria", ...), for problem reports.

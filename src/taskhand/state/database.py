@@ -21,7 +21,16 @@ from types import UnionType
 from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin, get_type_hints
 
 from taskhand.state.events import Event
-from taskhand.state.records import Attempt, Gate, Run, TaskState, UnitRow
+from taskhand.state.records import (
+    Attempt,
+    Gate,
+    Question,
+    Remark,
+    Run,
+    TaskLife,
+    TaskState,
+    UnitRow,
+)
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -36,6 +45,9 @@ SOURCES = {
     UnitRow: "unit_rows",
     Gate: "gates",
     Event: "events",
+    TaskLife: "lifecycle",
+    Question: "questions",
+    Remark: "remarks",
 }
 
 

@@ -135,11 +135,32 @@ def _m004_derived_columns(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m005_lifecycle(conn: sqlite3.Connection) -> None:
+    """The lifecycle's records, per plan (a task's life spans runs): each task's status,
+    the interview's questions, and a person's remarks."""
+    _run(
+        conn,
+        """CREATE TABLE lifecycle (plan TEXT NOT NULL, task_id TEXT NOT NULL,
+            status TEXT NOT NULL, waiting INTEGER NOT NULL DEFAULT 0,
+            resume TEXT NOT NULL DEFAULT '', reason TEXT, bounces INTEGER NOT NULL DEFAULT 0,
+            rounds INTEGER NOT NULL DEFAULT 0, pr TEXT, updated TEXT NOT NULL,
+            PRIMARY KEY (plan, task_id))""",
+        """CREATE TABLE questions (plan TEXT NOT NULL, task_id TEXT NOT NULL,
+            number INTEGER NOT NULL, text TEXT NOT NULL, options TEXT NOT NULL,
+            stage TEXT NOT NULL, choice TEXT, note TEXT, asked TEXT NOT NULL, answered TEXT,
+            PRIMARY KEY (plan, task_id, number))""",
+        """CREATE TABLE remarks (id INTEGER PRIMARY KEY, plan TEXT NOT NULL,
+            task_id TEXT NOT NULL, kind TEXT NOT NULL, text TEXT NOT NULL, at TEXT NOT NULL)""",
+        "CREATE INDEX remarks_task ON remarks (plan, task_id)",
+    )
+
+
 MIGRATIONS: list[Migration] = [
     _m001_initial,
     _m002_review,
     _m003_reopen_and_answers,
     _m004_derived_columns,
+    _m005_lifecycle,
 ]
 
 

@@ -19,13 +19,13 @@ from taskhand.state.accounting import Stats
 from taskhand.state.database import connect, now, to_json
 from taskhand.state.events import EventKind
 from taskhand.state.ledger import Entry, LedgerEntry, LedgerOutcome
-from taskhand.state.log import EventLog
+from taskhand.state.lifecycle import LifecycleRows
 from taskhand.state.migrations import migrate
 from taskhand.state.records import Attempt, AttemptStatus, Gate, Run, RunStatus, TaskState, UnitRow
 from taskhand.unit import Case, Role, Usage
 
 
-class Store(EventLog):
+class Store(LifecycleRows):
     """The state of every run of one repository, on one connection."""
 
     @classmethod

@@ -40,7 +40,7 @@ from taskhand.host.allowlist import agent_env
 from taskhand.host.interrupts import signal_group
 from taskhand.host.sandbox import confine
 from taskhand.host.secrets import Redactor
-from taskhand.unit import Case, Outcome, Role, Unit, Usage
+from taskhand.unit import Case, Outcome, Unit, Usage
 
 LINE_LIMIT = 50 * 1024 * 1024  # one JSON-RPC message; longer lines end the unit
 STDERR_KEPT = 64 * 1024
@@ -176,7 +176,7 @@ class _Session:
         if isinstance(found, str):
             stop = await self.prompt(conn, nudge(role))
             if stop != "end_turn":
-                block = "verdict" if role is Role.EVALUATOR else "outcome"
+                block = "verdict" if role.judges else "outcome"
                 return f"{self.name} stopped with {stop} when asked for the {block} block"
             found = parse_outcome("".join(self.client.said), role)
         return found

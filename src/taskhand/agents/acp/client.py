@@ -42,7 +42,7 @@ from taskhand.agents.tool_paths import (
     writable,
 )
 from taskhand.text import shorten
-from taskhand.unit import Role, Unit
+from taskhand.unit import Unit
 
 # Kinds of tool an evaluator may run; edit, delete, move, switch_mode and unknown kinds it may not.
 EVALUATOR_KINDS = frozenset({"read", "search", "execute", "think", "fetch"})
@@ -95,7 +95,7 @@ class AcpClient:
         reason = next(
             (f"{show(p)} is outside the worktree" for p in paths if not self.inside(p)), ""
         )
-        if not reason and self.unit.role is Role.EVALUATOR and kind not in EVALUATOR_KINDS:
+        if not reason and self.unit.role.judges and kind not in EVALUATOR_KINDS:
             reason = f"the evaluator may not run {kind or 'unclassified'} tools"
         # Never allow_always: the agent would skip asking, and us checking, the next time.
         chosen = None if reason else _option(options, "allow_once")
@@ -134,7 +134,7 @@ class AcpClient:
         self, session_id: str, path: str, content: str, **_: Any
     ) -> WriteTextFileResponse:
         try:
-            if self.unit.role is not Role.IMPLEMENTER:
+            if not self.unit.role.writes:
                 raise refuse(f"the {self.unit.role} may read files but not write them")
             real = writable(self.root, self.relative(path), ())
             data = content.encode("utf-8")

@@ -177,7 +177,7 @@ class CliAgent:
 
 def nudge(role: Role) -> str:
     """What a unit is asked once when its final message lacks the block its role ends with."""
-    return VERDICT_NUDGE if role is Role.EVALUATOR else NUDGE
+    return VERDICT_NUDGE if role.judges else NUDGE
 
 
 def _shown(call: Call, prompt: str) -> list[str]:

@@ -32,7 +32,7 @@ def parse_outcome(text: str, role: Role = Role.IMPLEMENTER) -> Found | str:
     """The outcome the final message ends with: the last fenced JSON block that has the role's
     key ("case", or "verdict" for a reviewer), else the last {...} object that has it; a string
     saying what is wrong otherwise."""
-    if role is Role.EVALUATOR:
+    if role.judges:
         return _verdict(_last_block(text, "verdict"))
     block = _last_block(text, "case")
     if block is None:

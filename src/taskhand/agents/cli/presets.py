@@ -23,7 +23,7 @@ from taskhand.agents.cli.output import (
     parse_text,
 )
 from taskhand.host.process import Call
-from taskhand.unit import Role, Unit
+from taskhand.unit import Unit
 
 COMMAND_ENV = "TASKHAND_AGENT_CMD"
 OUTCOME_HINT = "End your final message with the fenced JSON outcome block the task asks for."
@@ -108,7 +108,7 @@ class Context:
 
     @property
     def writing(self) -> bool:
-        return self.unit.role is Role.IMPLEMENTER
+        return self.unit.role.writes
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,6 @@ from taskhand.unit import (
     CaseReport,
     Outcome,
     Question,
-    Role,
     Unit,
     Usage,
     Verdict,
@@ -45,10 +44,7 @@ REVIEW_SYSTEM = (
 )
 NUDGE = "Call submit_case to finish, or continue working with the tools."
 VERDICT_NUDGE = "Call submit_verdict to finish, or continue working with the tools."
-SYSTEMS = {Role.IMPLEMENTER: SYSTEM, Role.EVALUATOR: REVIEW_SYSTEM}
-NUDGES = {Role.IMPLEMENTER: NUDGE, Role.EVALUATOR: VERDICT_NUDGE}
 OUT_OF_TIME = "the unit ran out of time"
-FINISHERS = {Role.IMPLEMENTER: "submit_case", Role.EVALUATOR: "submit_verdict"}
 WRITING_TOOLS = ("write", "edit")
 
 
@@ -107,11 +103,9 @@ class _Session:
         self.agent, self.unit, self.client = agent, unit, client
         self.model = unit.model or agent.model
         self.deadline = time.monotonic() + unit.timeout_seconds
-        self.writable = unit.role is Role.IMPLEMENTER
-        self.finisher = FINISHERS[unit.role]
-        finishing = (
-            submissions.SUBMIT_VERDICT if unit.role is Role.EVALUATOR else submissions.SUBMIT_CASE
-        )
+        self.writable = unit.role.writes
+        self.finisher = "submit_verdict" if unit.role.judges else "submit_case"
+        finishing = submissions.SUBMIT_VERDICT if unit.role.judges else submissions.SUBMIT_CASE
         self.tools = [finishing] + [
             schema
             for schema in tool_schemas.SCHEMAS
@@ -123,7 +117,7 @@ class _Session:
         self.nudged = False
 
     def run(self) -> Outcome:
-        self.add({"role": "system", "content": SYSTEMS[self.unit.role]})
+        self.add({"role": "system", "content": REVIEW_SYSTEM if self.unit.role.judges else SYSTEM})
         self.add({"role": "user", "content": self.unit.prompt})
         for _ in range(self.agent.max_turns):
             answer = self.ask()
@@ -185,7 +179,7 @@ class _Session:
                     failure=f"the model answered twice without calling a tool (last: {said!r})",
                 )
             self.nudged = True
-            self.add({"role": "user", "content": NUDGES[self.unit.role]})
+            self.add({"role": "user", "content": VERDICT_NUDGE if self.unit.role.judges else NUDGE})
             return None
         for call in calls:
             if self.left() <= 0:
@@ -195,7 +189,7 @@ class _Session:
                 self.reply(call_id, f"error: {kind} tool calls are not offered", ok=False)
                 continue
             name, arguments = _text(function.get("name")), _text(function.get("arguments"))
-            if name in FINISHERS.values():
+            if name in ("submit_case", "submit_verdict"):
                 outcome = self.finish(call_id, name, arguments)
                 if outcome is not None:
                     return outcome

@@ -28,6 +28,8 @@ KNOWN_KEYS = ("id", "title", *EXTENSION_KEYS)
 _ID_RE = re.compile(r"^T-\d+$")  # Tilth's own pattern, \d and all
 _HEADING_RE = re.compile(r"^##\s+(.*\S)\s*$")
 _AC_HEADING = "acceptance criteria"
+# The sections the harness writes as a task goes through the full lifecycle.
+DOCUMENTS = ("spec", "plan", "questions")
 _TEMPLATE_HINT = "start the file with a block: ---, id: T-001, title: <title>, ---"
 
 
@@ -108,6 +110,8 @@ def parse_task(text: str, out: Collector) -> Task | None:
         ok = False
 
     segments = _split_sections(lines, end + 1)
+    documents = {s.heading.lower(): s.text for s in segments if s.heading.lower() in DOCUMENTS}
+    segments = [s for s in segments if s.heading.lower() not in DOCUMENTS]
     non_ac = [(s.heading, s.text) for s in segments if s.heading.lower() != _AC_HEADING and s.text]
     if not non_ac:
         out.error(end + 2, "no description", "add a '## Description' section the agent can act on")
@@ -121,6 +125,7 @@ def parse_task(text: str, out: Collector) -> Task | None:
     else:
         description = "\n\n".join(body if not h else f"## {h}\n{body}" for h, body in non_ac)
     task = Task(task_id, title, description, criteria, source=out.path, line=start + 1)
+    task.documents = documents
     task.lines = {k: key_lines[k] for k in ("paths", "agent") if k in key_lines}
     task.lines["dependencies"] = key_lines.get("depends", start + 1)
     task.lines["criteria"] = ac.first_line - 1 if ac else end + 2

@@ -1,0 +1,137 @@
+"""The lifecycle as one table: which human moves exist from each status, where each status
+enters the pipeline, and how each shows in a dialect's five codes. The runner, the CLI and the
+board all ask it, so they cannot disagree about what a person may do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import StrEnum
+
+from taskhand.plan.model import Status, Task
+from taskhand.state.records import Lifecycle, Question, TaskLife
+
+L = Lifecycle
+
+
+class Move(StrEnum):
+    """A person's moves; each is a command (`taskhand MOVE`) and a board action."""
+
+    NEW = "new"  # write a draft task
+    SUBMIT = "submit"  # draft -> spec
+    ANSWER = "answer"  # pick an option of an open question
+    RESPOND = "respond"  # answer a request in free text
+    APPROVE = "approve"  # planned -> prototype (ui) or ready
+    REVISE = "revise"  # planned -> plan, with what to change
+    COMMENT = "comment"  # words for the next unit; on a prototype, another round
+    ACCEPT = "accept"  # prototype -> ready
+    REOPEN = "reopen"  # parked or failed -> where it was
+    PARK = "park"  # any unfinished status -> parked, with why
+
+
+FINAL = frozenset({L.DONE, L.DELIVERED})
+STOPPED = frozenset({L.PARKED, L.FAILED})
+# The stage each status enters the pipeline at, when the harness may work on it.
+ENTRY = {
+    L.SPEC: "spec",
+    L.PLAN: "plan",
+    L.PROTOTYPE: "prototype",
+    L.READY: "implement",
+    L.IMPLEMENTING: "implement",
+    L.REVIEW: "review",
+    L.QA: "qa",
+    L.JUDGE: "judge",
+    L.DONE: "deliver",
+}
+# Where the work of each stage shows: the status a task has while the stage runs.
+AT_STAGE = {
+    "spec": L.SPEC,
+    "plan": L.PLAN,
+    "prototype": L.PROTOTYPE,
+    "implement": L.IMPLEMENTING,
+    "gate": L.IMPLEMENTING,
+    "review": L.REVIEW,
+    "qa": L.QA,
+    "judge": L.JUDGE,
+    "integrate": L.DONE,
+    "deliver": L.DONE,
+}
+# The moves a person's turn opens, by status: the gates.
+_GATES = {
+    L.DRAFT: (Move.SUBMIT,),
+    L.NEEDS_INPUT: (Move.ANSWER, Move.RESPOND),
+    L.PLANNED: (Move.APPROVE, Move.REVISE),
+    L.PROTOTYPE: (Move.ACCEPT, Move.COMMENT),
+    L.PARKED: (Move.REOPEN,),
+    L.FAILED: (Move.REOPEN,),
+}
+
+
+def moves(life: TaskLife | None, working: bool, open_questions: int = 0) -> list[Move]:
+    """The human moves open on a task now. None while a unit works on it; from a person's
+    gate, its moves; a comment (a note to the next unit) and park from any unfinished status."""
+    if working or life is None:
+        return []
+    status = life.status
+    if status in FINAL:
+        return []
+    found: list[Move] = []
+    if life.waiting or status in (L.DRAFT, *STOPPED):
+        found += _GATES.get(status, ())
+        if status is L.NEEDS_INPUT and open_questions == 0:
+            found.remove(Move.ANSWER)  # a free-text request: respond
+    if status not in STOPPED:
+        found += [m for m in (Move.COMMENT, Move.PARK) if m not in found]
+    return found
+
+
+def workable(life: TaskLife) -> bool:
+    """Whether the harness may work on the task: it is at a stage, and no person is due."""
+    return (not life.waiting and life.status in ENTRY and life.status is not L.DONE) or (
+        life.status is L.DONE and not life.waiting
+    )
+
+
+def shows_as(life: TaskLife) -> Status:
+    """The task's status in a dialect's five codes (TaskTrack files, task-status.json)."""
+    if life.status in FINAL:
+        return Status.DONE
+    if life.status is L.FAILED:
+        return Status.FAIL
+    if life.waiting or life.status in (L.NEEDS_INPUT, L.PARKED):
+        return Status.WAIT
+    return Status.OPEN
+
+
+def first_status(pipeline: str, task: Task) -> Lifecycle:
+    """Where a task the plan holds (no person wrote it as a draft) starts its life."""
+    return L.SPEC if pipeline == "full" else L.READY
+
+
+def after_plan(task: Task) -> Lifecycle:
+    """Where an approved plan sends its task: a ui task to its prototype."""
+    return L.PROTOTYPE if (task.kind or "") == "ui" else L.READY
+
+
+def waits_for(life: TaskLife, questions: Iterable[Question] = ()) -> str:
+    """What the task waits for, in a person's words ("" when it waits for no one)."""
+    status = life.status
+    if status is L.DRAFT:
+        return "a person to submit the draft"
+    if status is L.NEEDS_INPUT:
+        open_ones = [q for q in questions if q.open]
+        if open_ones:
+            numbers = ", ".join(f"Q{q.number}" for q in open_ones)
+            return f"an answer to {numbers}"
+        return "a response to its request"
+    if status is L.PLANNED and life.waiting:
+        return "approval of the plan (or a revise)"
+    if status is L.PROTOTYPE and life.waiting:
+        return "review of the prototype (accept or comment)"
+    if status in STOPPED:
+        return f"a reopen ({life.reason or 'no reason recorded'})"
+    return ""
+
+
+def letter(index: int) -> str:
+    return chr(ord("a") + index)
