@@ -164,7 +164,7 @@ def test_a_database_of_the_previous_schema_opens_and_reads_as_before(
         store.finish_attempt(third.id, AttemptStatus.PASSED, "ok", Entry("accepted", "ok"))
         assert [e.iteration for e in store.ledger(run_id, "T-1")] == [1, 3]
         assert [u.attempt_id for u in store.units(run_id)][-1] == third.id
-    assert applied(db_path)[-1] == "_m004_derived_columns"
+    assert applied(db_path)[-1] == migrations.MIGRATIONS[-1].__name__
     assert "run_id" not in columns(db_path, "units")
     assert "prompt_tokens" not in columns(db_path, "units")
     assert not {"run_id", "task_id", "iteration"} & set(columns(db_path, "ledger"))

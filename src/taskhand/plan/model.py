@@ -97,6 +97,7 @@ class Task:
     model: str | None = None
     timeout_seconds: float | None = None
     max_attempts: int | None = None
+    pipeline: str | None = None  # default or full, over the plan's choice
     # Keys or fields this version does not know, kept in file order.
     extra: dict[str, str] = field(default_factory=dict)
     # What the lifecycle's stages wrote into a Markdown task file (spec, plan, questions), by

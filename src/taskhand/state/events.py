@@ -14,7 +14,7 @@ from typing import Any, TypeVar, get_type_hints
 
 from taskhand.plan.model import Status
 from taskhand.state.ledger import CaseNote, VerdictNote
-from taskhand.state.records import RunStatus
+from taskhand.state.records import Lifecycle, RunStatus
 from taskhand.unit import Case, Role
 
 
@@ -44,6 +44,8 @@ class EventKind(StrEnum):
     TASK_ANSWERED = "task_answered"
     OUTSIDE_CHANGE = "outside_change"  # a change past the workspaces, made by a person
     VIOLATION = "violation"  # a run branch was moved; it was put back
+    TASK_MOVED = "task_moved"  # a task's lifecycle status changed, by the harness or a person
+    QUESTION_ASKED = "question_asked"  # the interview: a question with lettered options
 
 
 @dataclass(frozen=True)
@@ -195,6 +197,23 @@ class Violation:
     what: str
 
 
+@dataclass(frozen=True)
+class TaskMoved:
+    before: Lifecycle
+    after: Lifecycle
+    waiting: bool  # a person's move is due now
+    by: str  # "harness", or the person's move (approve, revise, ...)
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class QuestionAsked:
+    number: int
+    text: str
+    options: list[str]
+    stage: str  # the status the task returns to once no question is open
+
+
 Payload = (
     RunStarted
     | RunResumed
@@ -217,6 +236,8 @@ Payload = (
     | TaskAnswered
     | OutsideChange
     | Violation
+    | TaskMoved
+    | QuestionAsked
 )
 
 P = TypeVar("P", bound=Payload)
@@ -248,6 +269,8 @@ PAYLOADS: dict[EventKind, type[Payload]] = {
     EventKind.TASK_ANSWERED: TaskAnswered,
     EventKind.OUTSIDE_CHANGE: OutsideChange,
     EventKind.VIOLATION: Violation,
+    EventKind.TASK_MOVED: TaskMoved,
+    EventKind.QUESTION_ASKED: QuestionAsked,
 }
 
 

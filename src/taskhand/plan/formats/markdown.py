@@ -22,7 +22,18 @@ from taskhand.plan.problems import Collector, Problem
 OVERVIEW = "overview.md"
 TASK_GLOB = "T-*.md"
 KINDS = ("logic", "ui", "vague")
-EXTENSION_KEYS = ("phase", "depends", "paths", "kind", "agent", "model", "timeout", "max_attempts")
+EXTENSION_KEYS = (
+    "phase",
+    "depends",
+    "paths",
+    "kind",
+    "agent",
+    "model",
+    "timeout",
+    "max_attempts",
+    "pipeline",
+)
+PIPELINES = ("default", "full")
 KNOWN_KEYS = ("id", "title", *EXTENSION_KEYS)
 
 _ID_RE = re.compile(r"^T-\d+$")  # Tilth's own pattern, \d and all
@@ -218,6 +229,10 @@ def _apply_key(task: Task, key: str, value: str) -> None:
             raise ValueError(str(exc)) from None
     elif key == "max_attempts":
         task.max_attempts = _positive_int(value)
+    elif key == "pipeline":
+        if value not in PIPELINES:
+            raise ValueError(f"{value!r} is not one of {', '.join(PIPELINES)}")
+        task.pipeline = value
     else:
         raise KeyError(key)
 

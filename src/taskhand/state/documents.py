@@ -1,0 +1,120 @@
+"""Where a task's lifecycle documents live, per dialect: the spec, the plan (with a person's
+`### Review` blocks) and the interview's questions. A Markdown task keeps them as sections of
+its own file; a TaskTrack task, whose file a processing run may not rewrite beyond its status
+fields, keeps them in the task's artifacts, and its questions in Request and Response fields.
+Only the harness writes them, never an agent.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from taskhand.plan.formats import sections, tasktrack_edit
+from taskhand.plan.formats.files import write_atomic
+from taskhand.plan.formats.markdown import parse_task
+from taskhand.plan.model import Dialect, Plan, Task
+from taskhand.plan.problems import Collector
+from taskhand.state.paths import StateDir
+from taskhand.state.records import Question
+
+REVIEW = "### Review"
+_REVIEW_LINE = re.compile(r"^###\s+Review\s*$", re.MULTILINE)
+SPEC, PLAN, QUESTIONS = "spec", "plan", "questions"
+
+
+class Documents:
+    """The lifecycle documents of one plan's tasks."""
+
+    def __init__(self, plan: Plan, state: StateDir) -> None:
+        self.plan = plan
+        self.state = state
+        self.in_file = plan.dialect is Dialect.MARKDOWN
+
+    def folder(self, task_id: str) -> Path:
+        return self.state.artifacts(self.plan.root, task_id)
+
+    def read(self, task: Task, name: str) -> str:
+        """The document as it stands now (a person may have edited it since the plan loaded)."""
+        if self.in_file and task.source is not None:
+            fresh = parse_task(tasktrack_edit.read_raw(task.source), Collector([], task.source))
+            return (fresh.documents if fresh else task.documents).get(name, "")
+        path = self.folder(task.id) / f"{name}.md"
+        return path.read_text(encoding="utf-8").strip() if path.is_file() else ""
+
+    def write(self, task: Task, name: str, body: str) -> None:
+        if self.in_file and task.source is not None:
+            text = tasktrack_edit.read_raw(task.source)
+            write_atomic(task.source, sections.set_section(text, name.capitalize(), body))
+            task.documents[name] = body.strip()
+            return
+        folder = self.folder(task.id)
+        folder.mkdir(parents=True, exist_ok=True)
+        write_atomic(folder / f"{name}.md", body.strip() + "\n")
+
+    def where(self, task: Task, name: str) -> str:
+        """Where a person reads the document: the task file's section, or the artifact."""
+        if self.in_file and task.source is not None:
+            return f"{task.source} (## {name.capitalize()})"
+        return str(self.folder(task.id) / f"{name}.md")
+
+    # The plan and its reviews
+
+    def write_plan(self, task: Task, body: str) -> None:
+        """A new plan round's text; every `### Review` block a person wrote stays as it was,
+        at the end, whatever the planner returned."""
+        kept = reviews(self.read(task, PLAN))
+        own = _REVIEW_LINE.split(body)[0].strip()
+        self.write(task, PLAN, "\n\n".join([own, *(f"{REVIEW}\n\n{r}" for r in kept)]))
+
+    def add_review(self, task: Task, text: str) -> None:
+        """A person's request for changes, as a new `### Review` block at the end of the plan."""
+        current = self.read(task, PLAN).rstrip()
+        self.write(task, PLAN, f"{current}\n\n{REVIEW}\n\n{text.strip()}")
+
+    # The interview
+
+    def show_questions(self, task: Task, questions: list[Question]) -> None:
+        """A Markdown task's `## Questions` section, rendered from the recorded questions (a
+        TaskTrack task shows them in its Request fields instead)."""
+        if self.in_file and questions:
+            self.write(task, QUESTIONS, render_questions(questions))
+
+
+def reviews(plan_text: str) -> list[str]:
+    """The `### Review` blocks of a plan, oldest first."""
+    return [r.strip() for r in _REVIEW_LINE.split(plan_text)[1:] if r.strip()]
+
+
+def option_line(question: Question, index: int) -> str:
+    option = question.options[index]
+    recommended = index == 0 and "recommended" not in option.lower()
+    return f"({chr(ord('a') + index)}) {option}" + (" — recommended" if recommended else "")
+
+
+def render_questions(questions: list[Question]) -> str:
+    blocks = []
+    for q in questions:
+        state = "open" if q.open else "answered"
+        options = "\n".join(f"- {option_line(q, i)}" for i in range(len(q.options)))
+        answer = ""
+        if not q.open:
+            picked = ord(q.choice) - ord("a") if q.choice else -1
+            chosen = option_line(q, picked) if 0 <= picked < len(q.options) else ""
+            answer = " ".join(x for x in (chosen, q.note or "") if x)
+        blocks.append(
+            f"### Q{q.number} · {q.text} · {state}\n\n{options}\n\n> **Answer:** {answer}".rstrip()
+        )
+    return "\n\n".join(blocks)
+
+
+def request_text(question: Question, task_id: str) -> str:
+    """A question as a TaskTrack Request: one line a person can act on by hand or by command."""
+    options = "; ".join(option_line(question, i) for i in range(len(question.options)))
+    listed = f" Options: {options}." if options else ""
+    how = (
+        f"taskhand answer {task_id} Q{question.number} a"
+        if question.options
+        else f'taskhand respond {task_id} "..."'
+    )
+    return f"Q{question.number}: {question.text}{listed} Answer with: {how}, or write a Response."
