@@ -30,6 +30,7 @@ HOMONYMS = {
     ("state/ledger.py", "verdict"): "a verdict's field, accept or reject",
     ("views/progress.py", "passed"): "how a check that passed is marked",
     ("prompts/__init__.py", "passed"): "how a check that passed is marked",
+    ("pipeline/lifecycle.py", "gate"): "the gate stage's name",
 }
 
 
