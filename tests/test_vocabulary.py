@@ -31,6 +31,7 @@ HOMONYMS = {
     ("views/progress.py", "passed"): "how a check that passed is marked",
     ("prompts/__init__.py", "passed"): "how a check that passed is marked",
     ("pipeline/lifecycle.py", "gate"): "the gate stage's name",
+    ("prompts/__init__.py", "verdict"): "the brief's section of the newest verdict",
 }
 
 

@@ -56,6 +56,12 @@ WATCHED: list[tuple[EventKind, str | None, dict[str, Any], str | None]] = [
     (EventKind.TASK_ANSWERED, "T-1", {"response": "yes"}, None),
     (EventKind.OUTSIDE_CHANGE, "T-1", {"during": "the worker's unit", "changes": ["x"]}, None),
     (EventKind.VIOLATION, "T-1", {"what": "the run branch was moved"}, None),
+    (EventKind.TASK_MOVED, "T-1", {"before": "implementing", "after": "review",
+     "waiting": False, "by": "harness"}, None),
+    (EventKind.TASK_MOVED, "T-1", {"before": "plan", "after": "planned", "waiting": True,
+     "by": "harness"}, "  T-1: plan -> planned (waits for a person)"),
+    (EventKind.QUESTION_ASKED, "T-1", {"number": 1, "text": "Where?", "options": ["Header",
+     "Settings"], "stage": "spec"}, "  T-1: asks Q1: Where? ((a) Header, (b) Settings)"),
     (EventKind.RUN_INTERRUPTED, None, {"signal": "SIGINT"}, None),
     (EventKind.RUN_FINISHED, None, {"status": "completed", "message": "all done"}, None),
 ]  # fmt: skip

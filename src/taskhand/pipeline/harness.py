@@ -19,6 +19,7 @@ from taskhand.agents.executor import Executor
 from taskhand.config import RunConfig
 from taskhand.host.secrets import Redactor
 from taskhand.pipeline.guard import Guard
+from taskhand.pipeline.track import Tracker
 from taskhand.pipeline.work import Ended
 from taskhand.plan.model import Plan, Status, Task
 from taskhand.state.events import Event, EventKind
@@ -27,7 +28,7 @@ from taskhand.state.paths import StateDir
 from taskhand.state.records import Attempt, AttemptStatus, Run
 from taskhand.state.status import StatusBook
 from taskhand.state.store import Store
-from taskhand.unit import Outcome, Role, Sandbox, Unit, Verdict
+from taskhand.unit import Browser, Outcome, Role, Sandbox, Unit, Verdict
 from taskhand.workspace import git, refs
 from taskhand.workspace.backstop import Print
 
@@ -64,21 +65,23 @@ class Harness:
         self.sandbox = sandbox.with_readable([git.common_dir(self.repo)])
         self.violated = ""  # why an agent's reach past its workspace stopped the run
         self.guard = Guard(store, run, self.plan_path, sandbox.active, self.emit)
+        self.copies: set[str] = set()  # the disposable copies this run used, by name
+        self.track = Tracker(store, str(self.plan_path.resolve()), config.pipeline, self.emit)
 
     # -- agent units ----------------------------------------------------------------------
 
     def unit(
-        self, role: Role, task: Task, attempt: Attempt, worktree: Path, prompt: str, lens: str = ""
+        self,
+        role: Role,
+        task: Task,
+        attempt: Attempt,
+        worktree: Path,
+        prompt: str,
+        lens: str = "",
+        browser: Browser | None = None,
     ) -> Outcome:
         """Run one agent unit through the executor; its usage, transcript and events recorded."""
-        config = self.config
-        if role is Role.EVALUATOR:
-            agent = self._agent(config.evaluator_agent)
-            same = config.evaluator_agent == config.agent
-            model = config.evaluator_model or (config.model if same else None)
-        else:
-            agent = self._agent(task.agent or "")
-            model = task.model or config.model
+        agent, model = self._route(role, task)
         name = self.executor.name_of(agent)
         unit_id = self.store.start_unit(attempt.id, role, name, model, prompt, lens)
         self.emit(
@@ -89,7 +92,9 @@ class Harness:
         # The try counts attempts that ran to an end: a killed one is redone as the same try.
         tries = self.store.attempts(self.run.id, task.id)
         number = 1 + sum(a.status != AttemptStatus.INTERRUPTED for a in tries if a.id < attempt.id)
-        unit = Unit(role, task.id, number, prompt, worktree, timeout, model, lens, self.sandbox)
+        unit = Unit(
+            role, task.id, number, prompt, worktree, timeout, model, lens, self.sandbox, browser
+        )
         outcome = self.executor.run(agent, unit)
         transcript = self.state.transcript(self.run.id, task.id, unit_id)
         transcript.parent.mkdir(parents=True, exist_ok=True)
@@ -107,6 +112,22 @@ class Harness:
             cost=outcome.usage.cost,
         )
         return outcome
+
+    def _route(self, role: Role, task: Task) -> tuple[str, str | None]:
+        """The agent and model a role's unit runs on: the implementer's as the task says,
+        else as the run does; a reviewer's as [roles.evaluator] or --evaluator say; any other
+        role's as its [roles.<role>] says, else as the run does."""
+        config = self.config
+        if role is Role.EVALUATOR:
+            same = config.evaluator_agent == config.agent
+            model = config.evaluator_model or (config.model if same else None)
+            return self._agent(config.evaluator_agent), model
+        if role is Role.IMPLEMENTER and (task.agent or task.model):
+            return self._agent(task.agent or ""), task.model or config.model
+        agent, model = config.route(str(role))
+        if agent is None or agent == config.agent:
+            return self._agent(agent or ""), model or config.model
+        return self._agent(agent), model
 
     def _agent(self, wanted: str) -> str:
         """The backend a unit runs on: the one asked for when the run has it, else the run's."""
@@ -221,8 +242,9 @@ class Harness:
     # -- places and events ----------------------------------------------------------------
 
     def review_copy(self, lens: str) -> tuple[Path, Path]:
-        """Where the reviewers through `lens` work, one after another, for the whole run, and
-        the harness's index of that folder."""
+        """Where the reviewers through `lens` (or a read-only role of the lifecycle) work, one
+        after another, for the whole run, and the harness's index of that folder."""
+        self.copies.add(lens)
         folder = self.state.run_dir(self.run.id) / "worktrees" / f"review-{lens}"
         return folder, self.state.index(self.run.id, f"review-{lens}")
 

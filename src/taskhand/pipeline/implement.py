@@ -8,11 +8,12 @@ unit that broke, or changed nothing, sends the task to another attempt.
 from __future__ import annotations
 
 from taskhand import prompts, workspace
+from taskhand.pipeline import roles
 from taskhand.pipeline.harness import Harness, verdict_json
 from taskhand.pipeline.work import Ended, Work
 from taskhand.plan.model import Status
 from taskhand.state.ledger import Entry, LedgerOutcome
-from taskhand.state.records import AttemptStatus
+from taskhand.state.records import AttemptStatus, Lifecycle
 from taskhand.unit import Case, Outcome, Role, Verdict
 
 # An empty change is rejected by the harness itself: there is nothing for a reviewer to read.
@@ -29,8 +30,10 @@ FAILED = AttemptStatus.FAILED
 
 def implement(h: Harness, work: Work) -> Ended | None:
     task, attempt = work.task, work.attempt
-    work.context = h.context(work.plan, work.book, task, work.ws.path)
-    prompt = h.redact(prompts.worker(task, work.context, work.building_on))
+    h.track.enter(task, Lifecycle.IMPLEMENTING)
+    work.context = work.context or h.context(work.plan, work.book, task, work.ws.path)
+    brief = roles.brief(h, work) if h.track.full(task) else None
+    prompt = h.redact(prompts.worker(task, work.context, work.building_on, brief))
     before = h.guard.before()
     outcome = h.unit(Role.IMPLEMENTER, task, attempt, work.ws.path, prompt)
     broken = h.breaches(before, "the worker's unit", task.id)

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from enum import StrEnum
 
-from taskhand.plan.model import Status, Task
+from taskhand.plan.model import Plan, Status, Task
+from taskhand.state.lifecycle import LifecycleRows
 from taskhand.state.records import Lifecycle, Question, TaskLife
 
 L = Lifecycle
@@ -31,17 +32,19 @@ class Move(StrEnum):
 
 FINAL = frozenset({L.DONE, L.DELIVERED})
 STOPPED = frozenset({L.PARKED, L.FAILED})
-# The stage each status enters the pipeline at, when the harness may work on it.
+# The stages a new attempt enters the pipeline at, by status, the first the pipeline has. A
+# new attempt has no candidate yet: from qa or judge, it implements again.
 ENTRY = {
-    L.SPEC: "spec",
-    L.PLAN: "plan",
-    L.PROTOTYPE: "prototype",
-    L.READY: "implement",
-    L.IMPLEMENTING: "implement",
-    L.REVIEW: "review",
-    L.QA: "qa",
-    L.JUDGE: "judge",
-    L.DONE: "deliver",
+    L.SPEC: ("spec",),
+    L.PLAN: ("plan",),
+    L.PLANNED: ("prototype", "tests", "implement"),  # approved, on its way
+    L.PROTOTYPE: ("prototype",),
+    L.READY: ("tests", "implement"),
+    L.IMPLEMENTING: ("tests", "implement"),
+    L.REVIEW: ("implement",),
+    L.QA: ("tests", "implement"),
+    L.JUDGE: ("tests", "implement"),
+    L.DONE: ("deliver",),
 }
 # Where the work of each stage shows: the status a task has while the stage runs.
 AT_STAGE = {
@@ -87,9 +90,26 @@ def moves(life: TaskLife | None, working: bool, open_questions: int = 0) -> list
 
 def workable(life: TaskLife) -> bool:
     """Whether the harness may work on the task: it is at a stage, and no person is due."""
-    return (not life.waiting and life.status in ENTRY and life.status is not L.DONE) or (
-        life.status is L.DONE and not life.waiting
-    )
+    return not life.waiting and life.status in ENTRY
+
+
+def plan_key(plan: Plan) -> str:
+    """How the store names a plan's lifecycle records: its folder, resolved."""
+    return str(plan.root.resolve())
+
+
+def pipeline_of(task: Task, default: str) -> str:
+    """The pipeline a task goes through: its own choice, else the plan's."""
+    return task.pipeline or default
+
+
+def current(store: LifecycleRows, plan: Plan, task: Task, default: str) -> TaskLife:
+    """The task's lifecycle record; one not yet written starts where its pipeline starts."""
+    found = store.life(plan_key(plan), task.id)
+    if found is not None:
+        return found
+    status = first_status(pipeline_of(task, default), task)
+    return TaskLife(plan_key(plan), task.id, status, False, "", None, 0, 0, None, "")
 
 
 def shows_as(life: TaskLife) -> Status:

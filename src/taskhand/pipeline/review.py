@@ -16,7 +16,7 @@ from taskhand.pipeline.work import Ended, Work
 from taskhand.plan.model import Status
 from taskhand.state.events import EventKind
 from taskhand.state.ledger import Entry, LedgerOutcome, VerdictNote
-from taskhand.state.records import AttemptStatus
+from taskhand.state.records import AttemptStatus, Lifecycle
 from taskhand.unit import Case, Role, Verdict
 from taskhand.workspace import diffs
 from taskhand.workspace.review_copy import disposable_copy
@@ -36,6 +36,7 @@ class Stop:
 def review(h: Harness, work: Work) -> Ended | None:
     task, attempt = work.task, work.attempt
     assert work.outcome is not None
+    h.track.enter(task, Lifecycle.REVIEW)
     work.summary = diffs.summary(h.repo, work.base, work.candidate)
     case = case_json(work.outcome)
     found = verdicts(h, work)

@@ -6,14 +6,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from taskhand.pipeline.checking import judge, qa
 from taskhand.pipeline.gate import gate
 from taskhand.pipeline.implement import implement
 from taskhand.pipeline.integrate import integrate
+from taskhand.pipeline.planning import plan
+from taskhand.pipeline.prototype import prototype
 from taskhand.pipeline.review import review
+from taskhand.pipeline.spec import spec
+from taskhand.pipeline.testing import tests
 from taskhand.pipeline.work import Stage
 
-# Today's lifecycle: the implementer's unit, the machine gate, the reviewers, integration.
+# The implementer's unit, the machine gate, the reviewers, integration.
 DEFAULT: tuple[Stage, ...] = (implement, gate, review, integrate)
+# The board lifecycle: a spec from a draft, a plan a person approves, a prototype of a ui
+# task, tests before code, qa and a judge that tries to reject.
+FULL: tuple[Stage, ...] = (spec, plan, prototype, tests, implement, gate, qa, judge, integrate)
+PIPELINES = {"default": DEFAULT, "full": FULL}
 
 
 def name(stage: Stage) -> str:
@@ -27,3 +36,10 @@ def index_of(pipeline: Sequence[Stage], stage_name: str) -> int:
     if stage_name not in names:
         raise ValueError(f"no stage {stage_name!r} in this pipeline ({', '.join(names)})")
     return names.index(stage_name)
+
+
+def entry(pipeline: Sequence[Stage], wanted: Sequence[str]) -> int:
+    """Where an attempt starts: the first of the `wanted` stages the pipeline has (the
+    lifecycle's entry for the task's status), else its first stage."""
+    names = [name(s) for s in pipeline]
+    return next((names.index(w) for w in wanted if w in names), 0)

@@ -67,6 +67,9 @@ class Criterion:
     check: Check | None = None
     # Where the bullet was written, for problem reports; not part of what a criterion says.
     line: int | None = field(default=None, compare=False)
+    # "closes" (a closing check: its command, run by the gate, qa and the judge), "found" (a
+    # behaviour qa proves in the running app with a screenshot), or "" (a reviewer's call).
+    tag: str = field(default="", compare=False)
 
 
 @dataclass

@@ -71,6 +71,36 @@ class Context:
     caps: PromptCaps = field(default_factory=PromptCaps)
 
 
+@dataclass(frozen=True)
+class Brief:
+    """What the lifecycle has written for a task so far, as the next role reads it."""
+
+    spec: str = ""
+    plan: str = ""
+    code_map: str = ""  # the explorer's, for the planner
+    interview: list[str] = field(default_factory=list)  # "Q1 ... -> answer" lines
+    remarks: list[str] = field(default_factory=list)  # a person's words, newest last
+    verdict: str = ""  # the newest qa or judge rejection, word for word
+    browser: str = ""  # how to reach the app, when the role has a browser
+
+    def sections(self, *names: str) -> str:
+        shown = {
+            "spec": _section("The spec (approved contract)", self.spec),
+            "plan": _section("The plan", self.plan),
+            "map": _section("The explorer's map of the code", self.code_map),
+            "interview": _section(
+                "A person's answers to earlier questions", "\n".join(self.interview)
+            ),
+            "remarks": _section(
+                "What a person said about this task (word for word, newest last)",
+                "\n".join(f"- {r}" for r in self.remarks),
+            ),
+            "verdict": _section("The newest rejection (fix exactly this)", self.verdict),
+            "browser": _section("The browser", self.browser),
+        }
+        return "".join(shown[n] for n in names)
+
+
 def _template(name: str) -> Template:
     return Template(files(__package__).joinpath(f"{name}.md").read_text(encoding="utf-8"))
 
@@ -104,9 +134,12 @@ def plan_context(plan: Plan, current: str, statuses: dict[str, Status]) -> str:
     return "\n".join(lines)
 
 
-def worker(task: Task, context: Context, building_on: int | None = None) -> str:
+def worker(
+    task: Task, context: Context, building_on: int | None = None, brief: Brief | None = None
+) -> str:
     """The implementer's prompt for one attempt at `task`; `building_on` is the number of
-    the earlier attempt whose changes the workspace starts from, if any."""
+    the earlier attempt whose changes the workspace starts from, if any; `brief` what the
+    full lifecycle wrote before it (spec, plan, a person's words, the newest rejection)."""
     caps, plan = context.caps, context.plan
     ledger = _ledger(
         context.ledger[-caps.ledger_entries :],
@@ -118,11 +151,15 @@ def worker(task: Task, context: Context, building_on: int | None = None) -> str:
         ledger += (
             f"\nThe workspace already holds the changes of attempt {building_on}; build on them.\n"
         )
+    shared = _shared(task, context)
+    if brief is not None:  # the full lifecycle's interview is in the brief, not the fields
+        shared["exchanges"] = ""
     return _template("implement").substitute(
-        **_shared(task, context),
+        **shared,
         plan=cap(plan_context(plan, task.id, context.statuses), caps.plan_bytes),
         ledger=ledger,
         scope=f"Stay inside these paths: {', '.join(task.paths)}." if task.paths else "",
+        brief=(brief or Brief()).sections("spec", "plan", "interview", "remarks", "verdict"),
     )
 
 

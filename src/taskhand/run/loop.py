@@ -241,7 +241,7 @@ class Runner:
         return self.stop(RUN_STATUS[reason], reason.message)
 
     def stop(self, status: RunStatus, message: str) -> Summary:
-        for lens in self.config.lenses:  # the copies served the whole run; they go with it
+        for lens in {*self.config.lenses, *self.h.copies}:  # they served the whole run
             review_copy.release(*self.h.review_copy(lens))
         self.store.set_run_status(self.run.id, status, message)
         self.h.emit(EventKind.RUN_FINISHED, status=status, message=message)

@@ -38,6 +38,7 @@ class AttemptStatus(StrEnum):
     REVIEW_FAILED = "review_failed"  # no reviewer could judge it: the task fails
     CAPPED = "capped"  # the task's budget ran out: the task fails
     VIOLATION = "violation"  # an agent reached past its workspace: the task fails
+    AWAITING = "awaiting"  # it reached a person's gate (a plan to approve, a prototype to review)
     PAUSED = "paused"  # a run cap stopped it before its review; a resumed run goes on with it
     INTERRUPTED = "interrupted"  # the run stopped under it; the task's next try redoes it
 

@@ -24,11 +24,13 @@ from taskhand.state.events import (
     EventKind,
     GateChecked,
     Message,
+    TaskMoved,
     UnitFinished,
     UnitStarted,
     decode,
 )
 from taskhand.state.ledger import VerdictNote
+from taskhand.state.records import Lifecycle
 from taskhand.text import dumps
 from taskhand.unit import Role
 from taskhand.views.terminal import rich_text
@@ -118,6 +120,8 @@ class Progress:
             self.task, self.attempt, self.since = event.task_id, payload.attempt, time.monotonic()
         elif isinstance(payload, UnitStarted) and payload.role is Role.EVALUATOR:
             self.stage = f"review ({payload.lens or 'general'})"
+        elif isinstance(payload, UnitStarted) and payload.role is not Role.IMPLEMENTER:
+            self.stage = str(payload.role)
         show = LINES[event.kind]
         return None if show is None else show(payload, event)
 
@@ -161,7 +165,7 @@ def _gate(p: GateChecked, e: Event) -> str:
 # How each kind of event shows as it passes: the line for its payload, or None for the kinds
 # the log keeps but a person watching need not read. Every kind is listed, so a new one is a
 # decision here, not an accident.
-LINES: dict[EventKind, Callable[[Any, Event], str] | None] = {
+LINES: dict[EventKind, Callable[[Any, Event], str | None] | None] = {
     EventKind.RUN_STARTED: lambda p, e: f"run {e.run_id} started",
     EventKind.RUN_RESUMED: lambda p, e: f"run {e.run_id} resumed",
     EventKind.RUN_FINISHED: None,  # the last step says how, and the CLI sums it up
@@ -194,7 +198,22 @@ LINES: dict[EventKind, Callable[[Any, Event], str] | None] = {
     EventKind.TASK_ANSWERED: None,
     EventKind.OUTSIDE_CHANGE: None,
     EventKind.VIOLATION: None,
+    EventKind.TASK_MOVED: lambda p, e: _moved(p, e),  # the lifecycle's moves, not the default's
+    EventKind.QUESTION_ASKED: lambda p, e: (
+        f"  {e.task_id}: asks Q{p.number}: {_first_line(p.text)} "
+        f"({', '.join(f'({chr(97 + i)}) {o}' for i, o in enumerate(p.options))})"
+    ),
 }
+
+# The default pipeline's own statuses: its moves among them are what the steps already say.
+_QUIET = frozenset({Lifecycle.READY, Lifecycle.IMPLEMENTING, Lifecycle.REVIEW, Lifecycle.DONE})
+
+
+def _moved(p: TaskMoved, e: Event) -> str | None:
+    if p.before in _QUIET and p.after in _QUIET:
+        return None
+    waits = " (waits for a person)" if p.waiting else ""
+    return f"  {e.task_id}: {p.before} -> {p.after}{waits}"
 
 
 def _first_line(text: object) -> str:

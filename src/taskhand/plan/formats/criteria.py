@@ -21,6 +21,7 @@ from taskhand.plan.model import DEFAULT_CHECK_TIMEOUT, Check, Criterion
 _COMMAND_RE = re.compile(
     r"^(`+)\s*\$\s+(?P<cmd>.+?)\s*\1(?!`)\s*(?:\((?P<opts>(?:exit|timeout)\b[^)]*)\))?"
 )
+_TAG_RE = re.compile(r"^\[(closes|found)\]\s*", re.IGNORECASE)
 _SHELL_SYNTAX = re.compile(r"[\"'\\]")
 _DURATION_RE = re.compile(r"^(\d+(?:\.\d+)?)\s*(s|sec|m|min|h)?$")
 MAX_SECONDS = 7 * 24 * 3600.0
@@ -63,10 +64,16 @@ def command_text(text: str) -> str | None:
 
 
 def parse_criterion(text: str, line: int | None = None) -> Criterion:
-    """Turn one bullet's text into a criterion, with a check when it carries a command."""
-    parts = _command_parts(text)
+    """Turn one bullet's text into a criterion, with a check when it carries a command. A
+    leading `[closes]` marks a closing check explicitly; `[found]` a behaviour a person sees
+    in the running app, which qa proves with a screenshot."""
+    tag = ""
+    match = _TAG_RE.match(text)
+    if match:
+        tag = match.group(1).lower()
+    parts = _command_parts(text[match.end() :] if match else text)
     if parts is None:
-        return Criterion(text, line=line)
+        return Criterion(text, line=line, tag=tag)
     command, options = parts
     try:
         # Without quotes or escapes, shell splitting is plain whitespace splitting, done fast.
@@ -84,4 +91,4 @@ def parse_criterion(text: str, line: int | None = None) -> Criterion:
             timeout = parse_duration(value)
         else:
             raise CriterionError(f"option {option!r} is not 'exit N' (0-255) or 'timeout 30s'")
-    return Criterion(text, Check(argv, timeout, exit_code), line)
+    return Criterion(text, Check(argv, timeout, exit_code), line, tag or "closes")

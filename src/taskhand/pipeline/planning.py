@@ -1,0 +1,53 @@
+"""The plan stage: the explorer maps the code (once per task), the planner writes the plan
+(keeping every Review a person wrote); then the plan waits for a person's approval, or with
+full autonomy moves on by itself.
+"""
+
+from __future__ import annotations
+
+from taskhand.pipeline import lifecycle, roles
+from taskhand.pipeline.harness import Harness
+from taskhand.pipeline.work import Ended, Work
+from taskhand.plan.formats.files import write_atomic
+from taskhand.prompts import roles as role_prompts
+from taskhand.state.documents import Documents
+from taskhand.state.records import Lifecycle
+from taskhand.unit import Role
+
+
+def plan(h: Harness, work: Work) -> Ended | None:
+    task = work.task
+    h.track.enter(task, Lifecycle.PLAN)
+    work.context = context = work.context or h.context(work.plan, work.book, task, work.ws.path)
+    docs = Documents(work.plan, h.state)
+    code_map = docs.folder(task.id) / "map.md"
+    if not code_map.is_file():
+        found = roles.in_copy(
+            h, work, Role.EXPLORER, lambda b: role_prompts.explorer(task, context, b), work.base
+        )
+        if isinstance(found, Ended):
+            return found
+        ended = roles.settle(h, work, found, Lifecycle.PLAN)
+        if ended is not None:
+            return ended
+        code_map.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(code_map, h.redact(found.resolution.strip()) + "\n")
+    outcome = roles.in_copy(
+        h, work, Role.PLANNER, lambda b: role_prompts.planner(task, context, b), work.base
+    )
+    if isinstance(outcome, Ended):
+        return outcome
+    ended = roles.settle(h, work, outcome, Lifecycle.PLAN)
+    if ended is not None:
+        return ended
+    docs.write_plan(task, h.redact(outcome.resolution.strip()) or "(the planner wrote no plan)")
+    if h.config.autonomy == "full":
+        h.track.move(task, lifecycle.after_plan(task))
+        return None
+    h.track.move(task, Lifecycle.PLANNED, waiting=True, reason="the plan awaits approval")
+    return roles.hand_over(
+        h,
+        work,
+        f"Approve the plan (taskhand show {task.id} says where it is): taskhand approve "
+        f'{task.id}, or ask for changes: taskhand revise {task.id} "what to change".',
+    )
