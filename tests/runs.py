@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from taskhand import config as runconfig
-from taskhand.pipeline.stages import DEFAULT
 from taskhand.pipeline.work import Stage
 from taskhand.run import launch
 from taskhand.state.events import Event
@@ -75,7 +74,7 @@ def run_plan(
     lenses: list[str] | None = None,
     prompt_caps: runconfig.PromptCaps | None = None,
     sandbox: str = "auto",
-    pipeline: Sequence[Stage] = DEFAULT,
+    pipeline: Sequence[Stage] | None = None,
     **caps: Any,
 ) -> tuple[runconfig.Summary, Recorder]:
     recorder = Recorder()

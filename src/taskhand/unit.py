@@ -202,6 +202,7 @@ class Unit:
     lens: str = ""  # an evaluator's review focus (general, security, ...)
     sandbox: Sandbox = field(default_factory=lambda: Sandbox())  # confines its processes
     browser: Browser | None = None  # a designer's or qa's headless browser, when it has one
+    round: int = 1  # the role's unit on this task in this run, from 1 (a killed one is redone)
 
 
 @dataclass(frozen=True)

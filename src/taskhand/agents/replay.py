@@ -20,6 +20,19 @@ outcome and its usage; and what the reviewer of that attempt does, per lens if n
     run = ["python", "-m", "pytest", "-q"]
     [tasks."T-001".reviews.security] # overrides `review` for one lens
     verdict = "accept"
+
+The full lifecycle's roles have lists of their own, one entry per unit of that role on the
+task (its round; the last repeats): what a writer, explorer, planner, designer or tester does
+and says, or a qa's or judge's verdict. A role without a list does its work and accepts:
+
+    [[roles."T-001".writer]]
+    outcome = "question"
+    question = "Where should the toggle live?"
+    options = ["Header (recommended: visible everywhere)", "Settings page"]
+    [[roles."T-001".writer]]
+    resolution = "The spec: ..."
+    [[roles."T-001".qa]]
+    verdict = "reject"               # category, concern, next_step as in a review
 """
 
 from __future__ import annotations
@@ -36,7 +49,7 @@ from taskhand.agents.base import AgentError
 from taskhand.host.allowlist import child_env
 from taskhand.host.process import Capture, Ran, run_group
 from taskhand.host.sandbox import confine_unit
-from taskhand.unit import LENSES, Case, Outcome, Question, Unit, Usage, Verdict
+from taskhand.unit import LENSES, Case, Outcome, Question, Role, Unit, Usage, Verdict
 
 ACTIONS = ("write", "edit", "delete", "run", "commit", "sleep")
 USAGE = ("tokens_in", "tokens_out", "tokens_cached", "cost")
@@ -55,6 +68,7 @@ class ScriptError(AgentError):
 class ReplayAgent:
     script: dict[str, list[dict[str, Any]]]
     name: str = "replay"
+    roles: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=child_env, repr=False)  # for `run` commands
 
     @classmethod
@@ -87,32 +101,78 @@ class ReplayAgent:
                 )
             for attempt in attempts:
                 _check_attempt(path, task_id, attempt)
-        return cls(tasks, env=child_env(passed=passed))
+        roles = _roles(path, data.get("roles", {}))
+        return cls(tasks, env=child_env(passed=passed), roles=roles)
 
     def run(self, unit: Unit) -> Outcome:
+        own = self.roles.get(unit.task_id, {}).get(str(unit.role))
+        if own or unit.role not in (Role.IMPLEMENTER, Role.EVALUATOR):
+            entry = own[min(unit.round, len(own)) - 1] if own else _default(unit)
+            if unit.role.judges:
+                return _review(entry, unit, self.env)
+            return _perform_entry(entry, unit, self.env)
         attempts = self.script.get(unit.task_id)
         if not attempts:
             return Outcome(Case.ERROR, failure=f"the replay script has no entry for {unit.task_id}")
         entry = attempts[min(unit.attempt, len(attempts)) - 1]
         if unit.role.judges:
             return _review(_review_for(entry, unit.lens), unit, self.env)
-        transcript, error = _act(entry, unit, self.env)
-        if error:
-            return Outcome(Case.ERROR, failure=error, transcript=transcript)
-        usage = _usage(entry, unit)
-        case = Case(entry.get("outcome", "done"))
-        question = None
-        if case is Case.QUESTION:
-            question = Question(str(entry.get("question", "")), list(entry.get("options", [])))
-        transcript.append({"role": "assistant", "outcome": str(case)})
-        return Outcome(
-            case,
-            resolution=str(entry.get("resolution", "")),
-            failure=str(entry.get("failure", "")),
-            question=question,
-            usage=usage,
-            transcript=transcript,
-        )
+        return _perform_entry(entry, unit, self.env)
+
+
+def _perform_entry(entry: dict[str, Any], unit: Unit, env: dict[str, str]) -> Outcome:
+    """A working role's scripted unit: its actions, then its outcome."""
+    transcript, error = _act(entry, unit, env)
+    if error:
+        return Outcome(Case.ERROR, failure=error, transcript=transcript)
+    usage = _usage(entry, unit)
+    case = Case(entry.get("outcome", "done"))
+    question = None
+    if case is Case.QUESTION:
+        question = Question(str(entry.get("question", "")), list(entry.get("options", [])))
+    transcript.append({"role": "assistant", "outcome": str(case)})
+    return Outcome(
+        case,
+        resolution=str(entry.get("resolution", "")),
+        failure=str(entry.get("failure", "")),
+        question=question,
+        usage=usage,
+        transcript=transcript,
+    )
+
+
+def _default(unit: Unit) -> dict[str, Any]:
+    """What a role the script says nothing of does: its work, in a line; a judge accepts."""
+    if unit.role.judges:
+        return {"verdict": "accept", "concern": f"the replay script has no {unit.role} entry"}
+    return {"resolution": f"(replay) the {unit.role}'s work on {unit.task_id}"}
+
+
+def _roles(path: Path, table: object) -> dict[str, dict[str, list[dict[str, Any]]]]:
+    """The script's lists per task and role, checked as the attempts' and reviews' are."""
+    where = f"replay script {path}: roles"
+    if not isinstance(table, dict):
+        raise ScriptError(f'{where} must be a table (fix: write [[roles."T-001".writer]])')
+    known = [str(r) for r in Role if r not in (Role.EVALUATOR,)]
+    for task_id, lists in table.items():
+        if not isinstance(lists, dict):
+            raise ScriptError(f"{where}.{task_id} must be a table of roles (fix: see --help)")
+        for role, entries in lists.items():
+            if role not in known:
+                raise ScriptError(
+                    f"{where}.{task_id}: no role {role!r} (fix: use {', '.join(known)})"
+                )
+            if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+                raise ScriptError(
+                    f"{where}.{task_id}.{role} must be a list "
+                    f'(fix: write [[roles."{task_id}".{role}]])'
+                )
+            for entry in entries:
+                if Role(role).judges:
+                    _check_review(f"{where}.{task_id}.{role}", entry)
+                else:
+                    _check_attempt(path, task_id, entry)
+    return table
 
 
 def _review_for(entry: dict[str, Any], lens: str) -> dict[str, Any]:

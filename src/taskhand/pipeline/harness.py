@@ -92,9 +92,11 @@ class Harness:
         # The try counts attempts that ran to an end: a killed one is redone as the same try.
         tries = self.store.attempts(self.run.id, task.id)
         number = 1 + sum(a.status != AttemptStatus.INTERRUPTED for a in tries if a.id < attempt.id)
+        done = [u for u in self.store.units(self.run.id, task.id) if u.role is role and u.outcome]
         unit = Unit(
             role, task.id, number, prompt, worktree, timeout, model, lens, self.sandbox, browser
         )
+        unit.round = 1 + len(done)
         outcome = self.executor.run(agent, unit)
         transcript = self.state.transcript(self.run.id, task.id, unit_id)
         transcript.parent.mkdir(parents=True, exist_ok=True)

@@ -58,11 +58,13 @@ class Tracker:
         after = self.store.set_life(
             self.plan_key, task.id, status, waiting=waiting, reason=reason, **options
         )
-        if before is None or (before.status, before.waiting) != (after.status, after.waiting):
+        # A task without a record was at its pipeline's first status: entering it is no move.
+        was = (before.status, before.waiting) if before else (status, False)
+        if was != (after.status, after.waiting):
             self.emit(
                 EventKind.TASK_MOVED,
                 task.id,
-                before=str(before.status if before else after.status),
+                before=str(was[0]),
                 after=str(after.status),
                 waiting=after.waiting,
                 by="harness",

@@ -11,7 +11,7 @@ from typing import Any
 
 from taskhand import workspace
 from taskhand.gates import GateResult
-from taskhand.pipeline import stages
+from taskhand.pipeline import lifecycle, stages
 from taskhand.pipeline.harness import Harness, case_json
 from taskhand.pipeline.work import Ended, Stage, Work
 from taskhand.plan.model import Plan, Task
@@ -44,9 +44,12 @@ def attempt(
     start = building_on.candidate_sha if building_on else None
     h.emit(EventKind.ATTEMPT_STARTED, task.id, attempt=opened.number, start=start or base)
     shown = building_on.number if building_on else None
+    # Where the task's lifecycle says its work goes on (a task the pipeline has no entry for
+    # starts at the first stage).
+    first = stages.entry(pipeline, lifecycle.ENTRY.get(h.track.life(plan, task).status, ()))
     with _workspace_at(h, task, opened, start or base) as ws:
         work = Work(plan, book, task, opened, ws, shown)
-        return _through(h, pipeline, work, 0)
+        return _through(h, pipeline, work, first)
 
 
 def _through(h: Harness, pipeline: Sequence[Stage], work: Work, first: int) -> Ended:

@@ -16,7 +16,6 @@ from taskhand.agents.base import Agent
 from taskhand.config import RunConfig, Summary
 from taskhand.errors import UserError
 from taskhand.host import interrupts, sandbox
-from taskhand.pipeline.stages import DEFAULT
 from taskhand.pipeline.work import Stage
 from taskhand.plan.model import Plan, Status
 from taskhand.run import lookup
@@ -66,7 +65,7 @@ def start(
     listener: Listener,
     repo: Path | None = None,
     new: bool = False,
-    pipeline: Sequence[Stage] = DEFAULT,
+    pipeline: Sequence[Stage] | None = None,
 ) -> Summary:
     """Run the plan at `plan_path`, continuing its last unfinished run unless `new`; a plan
     its latest run completed is left alone (the summary says `already_completed`)."""
@@ -102,6 +101,8 @@ def start(
             listener(store.event(run.id, EventKind.RUN_RESUMED, plan=str(plan.root)))
         else:
             _settle_dead(store, plan.root)
+            if new:  # from scratch: every task's lifecycle starts over, but a person's drafts
+                store.forget_lives(str(plan.root.resolve()))
             run = store.create_run(
                 str(plan.root.resolve()), str(plan.dialect), str(root), base, "", config.as_json()
             )
@@ -142,7 +143,7 @@ def resume(
     run_id: str | None,
     listener: Listener,
     repo: Path | None = None,
-    pipeline: Sequence[Stage] = DEFAULT,
+    pipeline: Sequence[Stage] | None = None,
 ) -> Summary:
     """Resume run `run_id` (the latest run of this repository when None)."""
     root, state, store = lookup.open_store(repo)

@@ -18,12 +18,14 @@ from taskhand.agents.executor import LocalExecutor
 from taskhand.config import RunConfig, Summary
 from taskhand.host.sandbox import NONE
 from taskhand.pipeline.harness import Harness, Listener
-from taskhand.pipeline.stages import DEFAULT
+from taskhand.pipeline.lifecycle import pipeline_of
+from taskhand.pipeline.stages import PIPELINES
 from taskhand.pipeline.work import Ended, Stage
 from taskhand.plan import schedule
 from taskhand.plan.model import Plan, Status, Task
 from taskhand.plan.schedule import Exit
 from taskhand.run import attempt as attempts
+from taskhand.run import lifecycle as lives
 from taskhand.run.preflight import load
 from taskhand.state.events import EventKind
 from taskhand.state.paths import StateDir
@@ -58,11 +60,13 @@ class Runner:
         config: RunConfig,
         listener: Listener,
         sandbox: Sandbox = NONE,
-        pipeline: Sequence[Stage] = DEFAULT,
+        pipeline: Sequence[Stage] | None = None,
     ) -> None:
         self.h = Harness(store, state, run, LocalExecutor(agents), config, listener, sandbox)
         self.store, self.state, self.config = store, state, config
-        self.pipeline = tuple(pipeline)
+        # A pipeline given here (tests declare their own) serves every task; else each task
+        # goes through the one it or its plan names.
+        self.pipeline = tuple(pipeline) if pipeline is not None else None
         self._plan: Plan | None = None
         self._signature: list[tuple[str, int, int]] = []
 
@@ -99,7 +103,7 @@ class Runner:
                 task, resumed = plan.task(resumed), None
             else:
                 self.h.step("TaskTrack STEP: Screen")
-                statuses = book.statuses()
+                statuses = lives.screened(self.h, plan, book.statuses())
                 frontier = schedule.eligible(plan, statuses)
                 if not frontier:
                     reason = schedule.exit_condition(plan, statuses) or Exit.NO_ELIGIBLE
@@ -204,17 +208,22 @@ class Runner:
             capped = self.h.run_cap()
             if capped:
                 return capped
-            result = attempts.attempt(self.h, self.pipeline, plan, book, task)
+            result = attempts.attempt(self.h, self.stages_of(task), plan, book, task)
             if result.run_capped:
                 return result.text or self.h.run_cap() or "a run cap was reached"
             if result.status is not None:
                 break
-        assert result.status is not None
+        status, text = lives.concluded(self.h, plan, task, result)
         self.h.step("TaskTrack STEP: Conclude")
-        book.conclude(task.id, result.status, self.h.redact(result.text))
-        self.h.emit(EventKind.TASK_CONCLUDED, task.id, status=str(result.status), text=result.text)
+        book.conclude(task.id, status, self.h.redact(text))
+        self.h.emit(EventKind.TASK_CONCLUDED, task.id, status=str(status), text=text)
         self.h.step(f"TaskTrack FINISHED: Task {task.id}")
-        return result.status
+        return status
+
+    def stages_of(self, task: Task) -> tuple[Stage, ...]:
+        if self.pipeline is not None:
+            return self.pipeline
+        return PIPELINES[pipeline_of(task, self.config.pipeline)]
 
     def attempts_cap(self, task: Task) -> str:
         """Why the task may not have another attempt: too many failed, or rejected, or "".

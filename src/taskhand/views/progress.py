@@ -143,7 +143,7 @@ class Progress:
 
 
 def _unit_finished(p: UnitFinished, e: Event) -> str:
-    who = "reviewer" if p.role is Role.EVALUATOR else "agent"
+    who = {Role.EVALUATOR: "reviewer", Role.IMPLEMENTER: "agent"}.get(p.role, str(p.role))
     return (
         f"  {e.task_id}: {who} finished ({p.case}) in {p.seconds}s, "
         f"{p.tokens_in} tokens in, {p.tokens_out} out"
@@ -151,10 +151,12 @@ def _unit_finished(p: UnitFinished, e: Event) -> str:
 
 
 def _verdict(p: VerdictNote, e: Event) -> str:
-    lens = "" if p.lens == "general" else f" ({p.lens})"
+    # qa's and the judge's verdicts are logged under their role's name, as a lens.
+    who = p.lens if p.lens in (Role.QA, Role.JUDGE) else "reviewer"
+    lens = "" if p.lens in ("general", Role.QA, Role.JUDGE) else f" ({p.lens})"
     if p.accepted:
-        return f"  {e.task_id}: reviewer{lens} accepted"
-    return f"  {e.task_id}: reviewer{lens} rejected as {p.category}: {p.concern}"
+        return f"  {e.task_id}: {who}{lens} accepted"
+    return f"  {e.task_id}: {who}{lens} rejected as {p.category}: {p.concern}"
 
 
 def _gate(p: GateChecked, e: Event) -> str:
