@@ -59,7 +59,8 @@ class Tracker:
             self.plan_key, task.id, status, waiting=waiting, reason=reason, **options
         )
         # A task without a record was at its pipeline's first status: entering it is no move.
-        was = (before.status, before.waiting) if before else (status, False)
+        first = lifecycle.first_status(lifecycle.pipeline_of(task, self.pipeline), task)
+        was = (before.status, before.waiting) if before else (first, False)
         if was != (after.status, after.waiting):
             self.emit(
                 EventKind.TASK_MOVED,
