@@ -75,8 +75,11 @@ def run_plan(
     prompt_caps: runconfig.PromptCaps | None = None,
     sandbox: str = "auto",
     pipeline: Sequence[Stage] | None = None,
+    settings: dict[str, Any] | None = None,
     **caps: Any,
 ) -> tuple[runconfig.Summary, Recorder]:
+    """Run `plan` with the replay agent; `settings` are more RunConfig fields (pipeline,
+    autonomy, app, deliver, ...)."""
     recorder = Recorder()
     config = runconfig.RunConfig(
         agent="replay",
@@ -85,5 +88,6 @@ def run_plan(
         lenses=lenses or ["general"],
         prompt_caps=prompt_caps or runconfig.PromptCaps(),
         sandbox=sandbox,
+        **(settings or {}),
     )
     return launch.start(plan, config, recorder, repo, pipeline=pipeline), recorder

@@ -27,6 +27,9 @@ ID_RE = re.compile(r"^(?P<code>[A-Z]{3,5})-(?P<n>[1-9][0-9]{0,8})$")
 _TASK_HEAD_RE = re.compile(r"^#\s+(?P<id>[^:\s]+)\s*:\s*(?P<title>(?:.*\S)?)\s*$")
 STATUS_CODES = dict(Status.__members__)  # "OPEN" -> Status.OPEN, ...
 
+# Fields taskhand adds to a task file, with the values each takes.
+EXTENSIONS = {"Kind": ("logic", "ui", "vague"), "Pipeline": ("default", "full")}
+
 
 def parse_task_text(text: str, out: Collector, expected_id: str) -> Task | None:
     """Parse one task file into a Task; problems go to `out`."""
@@ -106,6 +109,12 @@ def _apply_field(task: Task, f: Field, out: Collector) -> None:
             task.exchanges[-1].response = f.value
     elif f.name in ("Resolution", "Failure"):
         setattr(task, f.name.lower(), f.value)
+    elif f.name in EXTENSIONS and f.value.strip() in EXTENSIONS[f.name]:
+        # taskhand's lifecycle extensions, as the Markdown dialect's frontmatter has them
+        setattr(task, f.name.lower(), f.value.strip())
+    elif f.name in EXTENSIONS:
+        choices = ", ".join(EXTENSIONS[f.name])
+        out.error(f.line, f"**{f.name}** is {f.value!r}", f"use one of {choices}", "extension")
     else:
         task.extra[f.name] = f.value
         out.warn(
