@@ -179,7 +179,7 @@ def test_a_qa_rejection_bounces_and_the_bounce_limit_parks_the_task(tmp_path: Pa
     }
     script = replay(tmp_path, "T-001", {"qa": [reject]})
     settings = {"pipeline": "full", "autonomy": "full"}
-    summary, record = run_plan(repo / "plan", repo, script, settings=settings, bounces=2)
+    summary, _ = run_plan(repo / "plan", repo, script, settings=settings, bounces=2)
     assert summary.status == "waiting"  # parked: a person reopens it
     now = life(repo, "T-001")
     assert (now.status, now.bounces, now.resume) == (Lifecycle.PARKED, 2, "implementing")
@@ -196,7 +196,7 @@ def test_a_worker_that_gives_up_parks_the_task_with_its_reason(tmp_path: Path) -
     script = replay(
         tmp_path, "FOO-1", {"writer": [{"outcome": "failed", "failure": "no such product"}]}
     )
-    summary, _ = run_plan(repo / "plan", repo, script, settings={"pipeline": "full"})
+    run_plan(repo / "plan", repo, script, settings={"pipeline": "full"})
     now = life(repo, "FOO-1")
     assert (now.status, now.waiting, now.resume) == (Lifecycle.PARKED, True, "spec")
     text = (repo / "plan" / "FOO-1.md").read_text()
