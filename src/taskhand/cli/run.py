@@ -6,6 +6,7 @@ import contextlib
 import shlex
 import sys
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
@@ -18,7 +19,7 @@ from taskhand.cli.options import JSON, REPO
 from taskhand.host import interrupts
 from taskhand.plan import formats
 from taskhand.plan.model import Status
-from taskhand.run import clean, feedback, launch, lookup
+from taskhand.run import clean, feedback, launch, lookup, supervisor
 from taskhand.state.records import RunStatus
 from taskhand.text import dumps, printable
 from taskhand.unit import LENSES
@@ -164,9 +165,18 @@ _CAPS = _DEFAULTS.caps
     metavar="[off|task|run]",
     help="Open pull requests: one per task, one per run, or none (default: [deliver], else off).",
 )
+@click.option(
+    "--watch",
+    "supervise",
+    is_flag=True,
+    help="Keep going while people answer: when the run waits for a person, idle until a move "
+    "makes a task workable, then go on (Ctrl-C stops).",
+)
 @REPO
 @JSON
-def run(plan: Path, new: bool, repo: Path | None, as_json: bool, **flags: Any) -> None:
+def run(
+    plan: Path, new: bool, supervise: bool, repo: Path | None, as_json: bool, **flags: Any
+) -> None:
     """Work through PLAN: each task in its own worktree, gated, integrated into a run branch.
 
     An unfinished earlier run of the same plan is continued (use --new for a fresh one).
@@ -180,7 +190,17 @@ def run(plan: Path, new: bool, repo: Path | None, as_json: bool, **flags: Any) -
         message = f"{exc.what} (fix: {exc.fix})"
         raise click.BadParameter(message, param_hint=[exc.where]) from None
     listener = _listener(as_json)
-    summary = _watched(listener, lambda: launch.start(plan, settings, listener, repo, new))
+    if supervise:
+
+        def idle(waiting: config.Summary) -> None:
+            _report(waiting, as_json)
+            if not as_json:
+                echo("watching: the run goes on when a move makes a task workable (Ctrl-C stops)")
+
+        work = partial(supervisor.watch, plan, settings, listener, repo, new, idle)
+        summary = _watched(listener, work)
+    else:
+        summary = _watched(listener, lambda: launch.start(plan, settings, listener, repo, new))
     if summary.already_completed:
         _completed_before(summary, feedback.shown_plan(folder), as_json)
         return

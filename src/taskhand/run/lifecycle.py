@@ -7,20 +7,21 @@ from __future__ import annotations
 
 from taskhand.pipeline import lifecycle
 from taskhand.pipeline.harness import Harness
+from taskhand.pipeline.track import Tracker
 from taskhand.pipeline.work import Ended
 from taskhand.plan.model import Plan, Status, Task
 from taskhand.state.records import Lifecycle
 
 
-def screened(h: Harness, plan: Plan, statuses: dict[str, Status]) -> dict[str, Status]:
+def screened(track: Tracker, plan: Plan, statuses: dict[str, Status]) -> dict[str, Status]:
     """The statuses a screen goes by: a full-pipeline task the harness may not work on now (a
     draft, a question, a gate, a parked task) counts as waiting, so that it is neither
     selected nor taken for work left undone."""
     shown = dict(statuses)
     for task in plan.tasks:
-        if not h.track.full(task) or shown.get(task.id) is not Status.OPEN:
+        if not track.full(task) or shown.get(task.id) is not Status.OPEN:
             continue
-        life = h.track.life(plan, task)
+        life = track.life(plan, task)
         if not lifecycle.workable(life):
             shown[task.id] = Status.DONE if life.status in lifecycle.FINAL else Status.WAIT
     return shown

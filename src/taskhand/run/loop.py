@@ -103,7 +103,7 @@ class Runner:
                 task, resumed = plan.task(resumed), None
             else:
                 self.h.step("TaskTrack STEP: Screen")
-                statuses = lives.screened(self.h, plan, book.statuses())
+                statuses = lives.screened(self.h.track, plan, book.statuses())
                 frontier = schedule.eligible(plan, statuses)
                 if not frontier:
                     reason = schedule.exit_condition(plan, statuses) or Exit.NO_ELIGIBLE

@@ -1,0 +1,68 @@
+"""`taskhand run --watch`: a run that waits for a person exits waiting, the supervisor idles
+without starting runs, and goes on as soon as a move makes a task workable."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from taskhand.pipeline.lifecycle import plan_key
+from taskhand.run.preflight import load
+from taskhand.state.paths import StateDir
+from taskhand.state.records import Lifecycle
+from taskhand.state.store import Store
+from tests.pipeline.test_full import plan_repo, replay
+
+WAIT_SECONDS = 60.0
+
+
+def read_until(process: subprocess.Popen[str], marker: str, seen: list[str]) -> None:
+    deadline = time.monotonic() + WAIT_SECONDS
+    assert process.stdout is not None
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        seen.append(line)
+        if marker in line:
+            return
+    raise AssertionError(f"no {marker!r} in:\n{''.join(seen)}")
+
+
+def test_the_supervisor_waits_for_the_approval_then_finishes(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    repo = plan_repo(tmp_path, "markdown", kind="logic")
+    (repo / "plan" / "taskhand.toml").write_text('pipeline = "full"\n')
+    script = replay(tmp_path, "T-001", {})
+    env = {**os.environ, "TASKHAND_HOME": str(isolated_home)}
+    command = [sys.executable, "-m", "taskhand", "run", "plan", "--watch", "--script", str(script)]
+    process = subprocess.Popen(
+        command, cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    seen: list[str] = []
+    try:
+        read_until(process, "watching:", seen)
+        text = "".join(seen)
+        assert "TaskTrack EXIT: Waiting for Human Feedback" in text
+        assert "T-001: plan -> planned (waits for a person)" in text
+        database = StateDir.for_repo(repo).database
+        with Store.open(database) as store:
+            run = store.latest_run()
+            assert run is not None
+            time.sleep(2.5)  # a few polls: nothing is workable, so no run starts
+            assert store.events(run.id)[-1].kind == "run_finished"
+            # The approval, as `taskhand approve` records it.
+            store.set_life(plan_key(load(repo / "plan")), "T-001", Lifecycle.READY)
+            store.set_task(run.id, "T-001", "OPEN")
+        out, _ = process.communicate(timeout=WAIT_SECONDS)
+    finally:
+        process.kill()
+    text = "".join(seen) + out
+    assert process.returncode == 0, text
+    assert text.count("run_resumed") == 0 and "resumed" in text  # the same run went on
+    assert "TaskTrack EXIT: Plan Completed" in text
+    assert "T-001: judge -> done" in text
