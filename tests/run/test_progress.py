@@ -55,12 +55,7 @@ def test_each_ending_is_one_line_and_later_workers_see_the_earlier_ones(tmp_path
     lines = channel(repo).read_text().splitlines()
     assert [line.split("\t")[1:] for line in lines] == [
         ["T-001", "done", "Write a", "Wrote a.txt with a newline."],
-        [
-            "T-002",
-            "waiting",
-            "Pick a separator",
-            "Comma or tab? Options: (A) comma (B) tab (the first is recommended).",
-        ],
+        ["T-002", "waiting", "Pick a separator", ""],  # a wait's request is the harness's
         ["T-003", "done", "Write c", "Wrote c.txt."],
     ]
     [first] = worker_prompts(repo, "T-001")
@@ -68,7 +63,7 @@ def test_each_ending_is_one_line_and_later_workers_see_the_earlier_ones(tmp_path
     [third] = worker_prompts(repo, "T-003")
     shown = third.split(SECTION, 1)[1].split("\n## Your task", 1)[0]
     assert "- T-001 Write a: done: Wrote a.txt with a newline.\n" in shown
-    assert "- T-002 Pick a separator: waiting for a person's answer to: Comma or tab?" in shown
+    assert "- T-002 Pick a separator: waiting for a person\n" in shown and "Comma" not in shown
     assert shown.index("T-001") < shown.index("T-002") and "T-003" not in shown
 
     feedback.respond("T-002", "tab", repo / "plan", repo)

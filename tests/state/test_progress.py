@@ -60,12 +60,22 @@ def test_a_torn_last_line_is_never_read_and_is_cut_before_the_next_append(
 
 def test_recent_reads_the_last_lines_without_the_tasks_own(tmp_path: Path) -> None:
     channel = tmp_path / "plan.log"
-    notes = [note(n, task_id="T-007" if n % 3 == 0 else "", text="y" * 150) for n in range(1, 600)]
+    notes = [note(n, text="y" * 150) for n in range(1, 600)]
     progress.append(channel, notes)
     assert channel.stat().st_size > progress.WINDOW_BYTES  # more than the first tail read
-    others = [n for n in notes if n.task_id != "T-007"]
     assert progress.recent(channel, 30) == notes[-30:]
-    assert progress.recent(channel, 30, leave_out="T-007") == others[-30:]
-    assert progress.recent(channel, 500, leave_out="T-007") == others[-500:]
+    assert progress.recent(channel, 30, leave_out="T-599") == notes[-31:-1]
+    assert progress.recent(channel, 500) == notes[-500:]
     assert progress.recent(channel, 0) == []
     assert progress.recent(tmp_path / "none.log", 30) == []
+
+
+def test_a_tasks_newer_line_replaces_its_older_one(tmp_path: Path) -> None:
+    """A task that waited and then was done reads as done, where it ended last."""
+    channel = tmp_path / "plan.log"
+    waited = Note("run-1/1", "T-001", Outcome.WAITING, "Task 1", "")
+    done = Note("run-2/7", "T-001", Outcome.DONE, "Task 1", "Used a tab.")
+    progress.append(channel, [waited, note(2), done, note(3)])
+    assert progress.recent(channel, 30) == [note(2), done, note(3)]
+    assert progress.recent(channel, 2) == [done, note(3)]
+    assert progress.recent(channel, 30, leave_out="T-001") == [note(2), note(3)]

@@ -165,9 +165,10 @@ class Harness:
             if outcome is None or key in noted:
                 continue
             task = plan.task(task_id)
-            # A failure's reason is the harness's own (caps, counts, a reach past the
-            # workspace): the wall keeps it from prompts, so the channel never holds it.
-            text = "" if outcome is progress.Outcome.FAILED else str(event.data.get("text", ""))
+            # Only a done task's text is the worker's own account. A failure's reason is the
+            # harness's (caps, counts, a reach past the workspace), a wait's is its request to
+            # a person (how to answer, approve, review): the wall keeps both from prompts.
+            text = str(event.data.get("text", "")) if outcome is progress.Outcome.DONE else ""
             title = self.redact(task.title if task else "")
             notes.append(progress.Note(key, task_id, outcome, title, self._unplaced(text, task_id)))
         if notes:
@@ -175,7 +176,7 @@ class Harness:
 
     def _unplaced(self, text: str, task_id: str) -> str:
         """`text` redacted, the task's workspaces as relative paths, and no other path into
-        the state folder: a question may name where its agent worked."""
+        the state folder: an account may name where its agent worked."""
         for attempt in self.store.attempts(self.run.id, task_id):
             text = workspace_relative(text, Path(attempt.worktree))
         for root in {str(self.state.root.resolve()), str(self.state.root.absolute())}:

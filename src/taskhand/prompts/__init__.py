@@ -49,16 +49,16 @@ OUTCOME_WORDS = {
 }
 
 
-# How each line of the progress channel reads; a failure's reason is the harness's (caps,
-# counts, a reach past the workspace), which the wall keeps from every prompt.
+# How each line of the progress channel reads. Only a done task's line has words of its own
+# (the worker's account): a failure's reason and a wait's request are the harness's.
 PROGRESS_WORDS = {
     Outcome.DONE: "done",
-    Outcome.WAITING: "waiting for a person's answer to",
+    Outcome.WAITING: "waiting for a person",
     Outcome.FAILED: "not finished; its work is not in the project",
 }
 PROGRESS_GUIDE = (
-    "Earlier tasks of this plan, as each ended, oldest first. Build on what they did; do not "
-    "redo it."
+    "Earlier tasks of this plan, as each last ended, oldest first. Build on what they did; do "
+    "not redo it."
 )
 
 
@@ -67,7 +67,7 @@ def progress_lines(notes: list[Note]) -> str:
     lines = []
     for note in notes:
         line = f"- {note.task_id} {note.title}: {PROGRESS_WORDS[note.outcome]}"
-        if note.outcome is not Outcome.FAILED and note.resolution:
+        if note.outcome is Outcome.DONE and note.resolution:
             line += f": {note.resolution}"
         lines.append(line)
     return "\n".join(lines)

@@ -107,8 +107,9 @@ def keys(path: Path) -> set[str]:
 
 
 def recent(path: Path, count: int, leave_out: str = "") -> list[Note]:
-    """The last `count` notes of the channel, oldest first, leaving out task `leave_out`'s
-    own; a torn last line is not read. Only the file's tail is read."""
+    """The newest note of each of the last `count` tasks to end, oldest first, leaving out
+    task `leave_out`'s own: a task's later line (done after waiting) replaces its earlier
+    one. A torn last line is not read. Only the file's tail is read."""
     if count <= 0 or not path.is_file():
         return []
     window = max(WINDOW_BYTES, count * 1024)
@@ -122,9 +123,13 @@ def recent(path: Path, count: int, leave_out: str = "") -> list[Note]:
         lines = data.decode("utf-8", "replace").splitlines()
         if start > 0:
             lines = lines[1:]  # the first line may begin before the window
-        notes = [n for n in map(Note.parse, lines) if n is not None and n.task_id != leave_out]
-        if len(notes) >= count or start == 0:
-            return notes[-count:]
+        newest: dict[str, Note] = {}
+        for note in map(Note.parse, lines):
+            if note is not None and note.task_id != leave_out:
+                newest.pop(note.task_id, None)  # moved to the end: ordered by its newest line
+                newest[note.task_id] = note
+        if len(newest) >= count or start == 0:
+            return list(newest.values())[-count:]
         window *= 4
 
 
