@@ -14,8 +14,9 @@ from taskhand.state.paths import StateDir
 from taskhand.state.store import Store
 from taskhand.views import stats as stats_view
 from tests.conftest import RunCli
+from tests.pipeline.test_full import SVG, plan_repo, replay
 from tests.plans import md_plan
-from tests.runs import attempt, make_repo, script, write
+from tests.runs import attempt, make_repo, run_plan, script, write
 
 # Each unit's seconds, in the order the run starts them: T-001's failed attempt, its second
 # attempt and that attempt's review; T-002's attempt and its review.
@@ -160,6 +161,27 @@ def test_a_plans_runs_summed(tmp_path: Path, run_cli: RunCli) -> None:
     assert never.exit_code == 1
     assert never.stderr.startswith("taskhand: error: no runs of the plan ")
     assert "(fix: start one with taskhand run " in never.stderr
+
+
+def test_a_full_pipeline_task_reads_as_its_story(tmp_path: Path, run_cli: RunCli) -> None:
+    repo = plan_repo(tmp_path, "markdown")
+    roles = {
+        "writer": [{"resolution": "# Spec", "tokens_in": 700, "tokens_out": 70, "cost": 0.25}],
+        "planner": [{"resolution": "1. Write toggle.txt."}],
+        "designer": [{"actions": [write("prototype.svg", SVG)], "resolution": "A header."}],
+    }
+    settings = {"pipeline": "full", "autonomy": "full"}
+    summary, _ = run_plan(repo / "plan", repo, replay(tmp_path, "T-001", roles), settings=settings)
+    assert summary.status == "completed"
+    data = json.loads(run_cli("stats", "--repo", repo, "--json").output)
+    [task] = data["tasks"]
+    expected = ["writer", "explorer", "planner", "designer", "tester", "implementer", "qa", "judge"]
+    assert list(task["roles"]) == expected and set(task["roles"].values()) == {1}
+    assert (task["units"], task["reviews"]) == (8, 2)  # qa and the judge judge
+    assert task["cost"] == 0.25
+    text = run_cli("stats", "--repo", repo).output
+    story = "writer 1, explorer 1, planner 1, designer 1, tester 1, implementer 1, qa 1, judge 1"
+    assert row_of(text, "T-001")[3] == story
 
 
 def test_the_table_marks_estimates_and_shows_the_pr() -> None:
