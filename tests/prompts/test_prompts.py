@@ -211,3 +211,43 @@ def test_the_reviewer_sees_the_case_checks_files_and_a_safely_fenced_diff() -> N
     assert "- A wc.py\n- R old.md -> new.md" in prompt
     assert "`````diff\n+```python" in prompt  # a fence longer than any inside the diff
     assert "Run pytest." in prompt
+
+
+def test_what_earlier_tasks_did_shows_no_path_cap_cost_or_failure_reason(tmp_path: Path) -> None:
+    """The progress section carries other tasks' outcomes in their own words, redacted, with
+    no path into the harness's state, and a failure without its reason (a cap, here)."""
+    files = {str(k): str(v) for k, v in md_plan().items()}
+    for n, title in enumerate(["Write a", "Write b", "Ask", "Write d"], start=1):
+        files[f"T-00{n}-t.md"] = md_task(f"T-00{n}", title)
+    repo = make_repo(tmp_path / "repo", {f"plan/{k}": v for k, v in files.items()})
+    state = StateDir.for_repo(repo)
+    inside = f"{state.root}/runs/r-1/worktrees/T-009/attempt-1/a.txt"
+    token = "ghp_" + "a1B2" * 9
+    reject = {
+        "verdict": "reject",
+        "category": "weak_test",
+        "concern": "No test for b.",
+        "next_step": "Test b.",
+    }
+    replay = script(
+        tmp_path,
+        {
+            "T-001": [attempt(write("a.txt", "a\n"), resolution=f"Wrote a.txt, {inside} {token}")],
+            "T-002": [attempt(write("b.txt", "b\n"), review=reject, cost=0.4321)],
+            "T-003": [attempt(outcome="question", question=f"May I edit {inside}?")],
+            "T-004": [attempt(write("d.txt", "d\n"))],
+        },
+    )
+    summary, _ = run_plan(repo / "plan", repo, replay, task_dollars=0.4)
+    assert summary.status == "failed"  # T-002 failed, T-003 waits
+    [last] = [prompt_of(u) for u in all_units(repo) if u.task_id == "T-004"][:1]
+    shown = section(last, "## What earlier tasks did\n\n", "\n## Your task")
+    assert "- T-001 Write a: done: Wrote a.txt, (a harness folder) [redacted]\n" in shown
+    assert "- T-002 Write b: not finished; its work is not in the project\n" in shown
+    assert "- T-003 Ask: waiting for a person\n" in shown and "May I" not in shown
+    for word in [str(state.root), str(home()), summary.run_id, token, "spend cap", "0.4321"]:
+        assert word not in last, word
+    assert not re.search(r"\$\s*\d|\b0\.4\b", last)
+    assert not re.search(r"\b(cost|budget|token|bounce|cap)s?\b", shown, re.IGNORECASE)
+    with Store.open(state.database) as store:  # the cap's reason is kept for people
+        assert "spend cap" in str(store.task_states(summary.run_id)["T-002"].reason)

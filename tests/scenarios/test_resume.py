@@ -395,6 +395,12 @@ def verify(c: Campaign, failing: set[str], rejected: set[str]) -> None:
     leftovers = sorted(state.run_dir(run.id).glob("worktrees/*/attempt-*"))
     assert leftovers == [], f"{where}: attempt folders left on disk: {leftovers}"
 
+    # The progress channel: one whole line per logged conclusion, in order, none twice.
+    channel = state.progress(c.plan).read_text(encoding="utf-8")
+    keys = [line.split("\t", 1)[0] for line in channel.splitlines()]
+    concluded = [f"{run.id}/{e.id}" for e in events if e.kind == "task_concluded"]
+    assert channel.endswith("\n") and keys == concluded, f"{where}: progress {keys}, {concluded}"
+
     # The user's checkout is exactly as it was.
     assert snapshot(c.repo) == c.before, f"{where}: the checkout changed"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from taskhand.plan.model import Status
 from taskhand.state.store import Store
-from taskhand.unit import Usage
+from taskhand.unit import Role, Usage
 from tests.state import new_run, raw
 
 
@@ -59,6 +59,9 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
                 "tokens_cached": 40,
                 "cost": 0.75,
                 "estimated": False,
+                "title": "",
+                "roles": {"implementer": 1, "evaluator": 1},
+                "pr": None,
             },
             {
                 "task_id": "T-2",
@@ -71,6 +74,9 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
                 "tokens_cached": 500,
                 "cost": 1.0,
                 "estimated": True,
+                "title": "",
+                "roles": {"implementer": 1},
+                "pr": None,
             },
             {
                 "task_id": "T-3",
@@ -83,6 +89,9 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
                 "tokens_cached": 0,
                 "cost": 0.0,
                 "estimated": False,
+                "title": "",
+                "roles": {"implementer": 1},
+                "pr": None,
             },
             {
                 "task_id": "T-10",
@@ -95,6 +104,9 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
                 "tokens_cached": 0,
                 "cost": 0.0,
                 "estimated": False,
+                "title": "",
+                "roles": {},
+                "pr": None,
             },
         ],
         "total": {
@@ -108,8 +120,30 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
             "tokens_cached": 540,
             "cost": 1.75,
             "estimated": True,
+            "title": "",
+            "roles": {"implementer": 3, "evaluator": 1},
+            "pr": None,
         },
     }
     assert [t.task_id for t in stats.tasks] == ["T-1", "T-2", "T-3", "T-10"]
     assert stats.total.seconds == 95.75
     assert json.loads(json.dumps(stats.as_json())) == stats.as_json()
+
+
+def test_stats_count_units_by_role_in_the_order_a_task_meets_them(store: Store) -> None:
+    """The full pipeline's roles, as the default's: counted per task and in total; qa and the
+    judge count as reviews, as reviewers do."""
+    run = new_run(store)
+    attempt = store.start_attempt(run.id, "T-1", "/wt", "b", "base")
+    roles = [Role.JUDGE, Role.IMPLEMENTER, Role.PLANNER, Role.WRITER, Role.QA, Role.PLANNER]
+    for role in roles:
+        unit_id = store.start_unit(attempt.id, role, "claude", None, "prompt")
+        store.finish_unit(unit_id, "done", Usage(10, 1), None)
+    figures = store.stats(run.id)
+    [task] = figures.tasks
+    expected = {"writer": 1, "planner": 2, "implementer": 1, "qa": 1, "judge": 1}
+    assert task.roles == expected
+    assert list(task.roles) == list(expected)  # the pipeline's order, not the units'
+    assert (task.units, task.reviews, task.tokens_in) == (6, 2, 60)
+    assert figures.total.roles == expected
+    assert figures.as_json()["tasks"][0]["roles"] == expected

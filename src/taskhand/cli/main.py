@@ -92,7 +92,7 @@ COMMANDS = {
     "stats": Entry(
         "taskhand.cli.run",
         "stats",
-        "Units, agent time, tokens and dollars per task and in total for RUN.",
+        "Units by role, agent time, tokens and dollars per task and in total for RUN.",
     ),
     "validate": Entry(
         "taskhand.cli.plan",

@@ -272,18 +272,35 @@ def runs(repo: Path | None, as_json: bool) -> None:
 
 @click.command()
 @click.argument("run_id", required=False)
+@click.option(
+    "--plan",
+    type=click.Path(path_type=Path),
+    help="Sum every run of PLAN (a plan that waited for people runs more than once).",
+)
 @REPO
 @JSON
-def stats(run_id: str | None, repo: Path | None, as_json: bool) -> None:
-    """Units, agent time, tokens and dollars per task and in total for RUN."""
-    root, _, store = lookup.open_store(repo)
+def stats(run_id: str | None, plan: Path | None, repo: Path | None, as_json: bool) -> None:
+    """Units by role, agent time, tokens and dollars per task and in total for RUN.
+
+    RUN is the latest run of this repository unless named; --plan PLAN sums its runs.
+    """
+    if plan is not None and run_id:
+        raise click.UsageError("give RUN or --plan PLAN, not both")
+    folder = formats.plan_folder(plan).resolve() if plan is not None else None
+    root, _, store = lookup.open_store(repo or folder)
     with store:
-        found = lookup.pick(store, run_id, root)
-        figures = store.stats(found.id)
+        if folder is None:
+            runs = [lookup.pick(store, run_id, root)]
+            heading, head = f"run {runs[0].id}", {"run": runs[0].id}
+        else:
+            runs = lookup.runs_of_plan(store, folder)
+            heading, head = f"plan {folder} ({len(runs)} runs)", {"plan": str(folder)}
+        figures = stats_view.figures(store, runs)
     if as_json:
-        click.echo(_json({"run": found.id, **figures.as_json()}))
+        runs_json = [r.id for r in sorted(runs, key=lambda r: (r.created, r.id))]
+        click.echo(_json({**head, "runs": runs_json, **figures.as_json()}))
         return
-    _console().print(stats_view.table(found.id, figures))
+    _console().print(stats_view.table(heading, figures))
 
 
 @click.command()

@@ -9,7 +9,8 @@ The plan's file, beside its overview:
     [run]                  agent, model
     [roles.<role>]         agent, model of one role (evaluator, writer, planner, qa, judge, ...)
     [review]               lenses (a campaign: ["correctness", "security"]), bounces
-    [prompts]              overview_bytes, plan_bytes, context_bytes, diff_bytes, ledger_entries
+    [prompts]              overview_bytes, plan_bytes, context_bytes, diff_bytes, ledger_entries,
+                           progress_lines
     [env]                  pass: names of variables the plan's agents and checks get
     [app]                  start, url, ready, ready_seconds: the app the designer and qa use
     [deliver]              pr (true: pull requests), per (task or run), remote

@@ -34,6 +34,7 @@ class PromptCaps:
     context_bytes: int = 8192  # AGENTS.md and CLAUDE.md together
     diff_bytes: int = 12288  # the reviewer's diff; the list of changed files is never cut
     ledger_entries: int = 5
+    progress_lines: int = 30  # the plan's progress channel: the last lines a worker sees
 
 
 @dataclass

@@ -22,6 +22,7 @@ from taskhand.pipeline.guard import Guard
 from taskhand.pipeline.track import Tracker
 from taskhand.pipeline.work import Ended
 from taskhand.plan.model import Plan, Status, Task
+from taskhand.state import progress
 from taskhand.state.events import Event, EventKind
 from taskhand.state.ledger import Entry, LedgerOutcome
 from taskhand.state.paths import StateDir
@@ -33,6 +34,8 @@ from taskhand.workspace import git, refs
 from taskhand.workspace.backstop import Print
 
 Listener = Callable[[Event], None]
+# The rest of a path in prose: up to a space or a quote, and not the sentence's punctuation.
+_PATH_TAIL = r"(?:[^\s'\"`]*[^\s'\"`.,;:?!)\]])?"
 
 
 class Harness:
@@ -139,13 +142,46 @@ class Harness:
         """What the task's prompts show besides the task: read from the attempt's workspace
         (the project's conventions as of the base) and its own ledger, nothing else."""
         caps = self.config.prompt_caps
+        # Earlier tasks' lines only: this task's own story is its ledger and its answers.
+        notes = progress.recent(self.state.progress(self.plan_path), caps.progress_lines, task.id)
         return prompts.Context(
             plan,
             book.statuses(),
             prompts.conventions(worktree, caps.context_bytes),
             self.store.ledger(self.run.id, task.id, caps.ledger_entries),
             caps,
+            prompts.progress_lines(notes),
         )
+
+    def note_progress(self, plan: Plan) -> None:
+        """Note every conclusion of this run in the plan's progress channel, each once: called
+        after a task concludes, and on recovery for one a kill left unnoted."""
+        channel = self.state.progress(self.plan_path)
+        noted, notes = progress.keys(channel), []
+        for event in self.store.events_of(self.run.id, EventKind.TASK_CONCLUDED):
+            key = f"{self.run.id}/{event.id}"
+            outcome = progress.OUTCOMES.get(Status(event.data["status"]))
+            task_id = event.task_id or ""
+            if outcome is None or key in noted:
+                continue
+            task = plan.task(task_id)
+            # Only a done task's text is the worker's own account. A failure's reason is the
+            # harness's (caps, counts, a reach past the workspace), a wait's is its request to
+            # a person (how to answer, approve, review): the wall keeps both from prompts.
+            text = str(event.data.get("text", "")) if outcome is progress.Outcome.DONE else ""
+            title = self.redact(task.title if task else "")
+            notes.append(progress.Note(key, task_id, outcome, title, self._unplaced(text, task_id)))
+        if notes:
+            progress.append(channel, notes)
+
+    def _unplaced(self, text: str, task_id: str) -> str:
+        """`text` redacted, the task's workspaces as relative paths, and no other path into
+        the state folder: an account may name where its agent worked."""
+        for attempt in self.store.attempts(self.run.id, task_id):
+            text = workspace_relative(text, Path(attempt.worktree))
+        for root in {str(self.state.root.resolve()), str(self.state.root.absolute())}:
+            text = re.sub(re.escape(root) + _PATH_TAIL, "(a harness folder)", text)
+        return self.redact(text)
 
     # -- caps -----------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from taskhand.config import PromptCaps
 from taskhand.gates import GateResult
 from taskhand.plan.model import Exchange, Plan, Status, Task
 from taskhand.state.ledger import LedgerEntry, LedgerOutcome
+from taskhand.state.progress import Note, Outcome
 from taskhand.text import cap
 from taskhand.unit import CaseReport
 from taskhand.workspace.diffs import Change
@@ -48,6 +49,30 @@ OUTCOME_WORDS = {
 }
 
 
+# How each line of the progress channel reads. Only a done task's line has words of its own
+# (the worker's account): a failure's reason and a wait's request are the harness's.
+PROGRESS_WORDS = {
+    Outcome.DONE: "done",
+    Outcome.WAITING: "waiting for a person",
+    Outcome.FAILED: "not finished; its work is not in the project",
+}
+PROGRESS_GUIDE = (
+    "Earlier tasks of this plan, as each last ended, oldest first. Build on what they did; do "
+    "not redo it."
+)
+
+
+def progress_lines(notes: list[Note]) -> str:
+    """The progress channel's notes as the worker reads them, one line each."""
+    lines = []
+    for note in notes:
+        line = f"- {note.task_id} {note.title}: {PROGRESS_WORDS[note.outcome]}"
+        if note.outcome is Outcome.DONE and note.resolution:
+            line += f": {note.resolution}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
 @dataclass(frozen=True)
 class Candidate:
     """What a reviewer judges: the worker's case, the machine checks and the change."""
@@ -69,6 +94,7 @@ class Context:
     conventions: str  # AGENTS.md / CLAUDE.md, already capped
     ledger: list[LedgerEntry] = field(default_factory=list)  # this task's, oldest first
     caps: PromptCaps = field(default_factory=PromptCaps)
+    progress: str = ""  # what earlier tasks did: the progress channel's lines, already shown
 
 
 @dataclass(frozen=True)
@@ -160,6 +186,10 @@ def worker(
         ledger=ledger,
         scope=f"Stay inside these paths: {', '.join(task.paths)}." if task.paths else "",
         brief=(brief or Brief()).sections("spec", "plan", "interview", "remarks", "verdict"),
+        progress=_section(
+            "What earlier tasks did",
+            context.progress and f"{PROGRESS_GUIDE}\n\n{context.progress}",
+        ),
     )
 
 

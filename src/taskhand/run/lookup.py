@@ -1,6 +1,7 @@
 """Which run a command means: the repository (the one given, else the current folder's), the
 state taskhand keeps for it, and the run named there, else its latest. Used by every command
-that takes a run (resume, runs, stats, ledger, clean) and by reopen and respond.
+that takes a run (resume, runs, stats, ledger, clean) and by reopen and respond; the runs of
+one plan, which `stats --plan` sums.
 """
 
 from __future__ import annotations
@@ -42,6 +43,17 @@ def pick(store: Store, run_id: str | None, root: Path) -> Run:
     if run_id:
         raise NoRunError(f"no run {run_id} in {root}", fix="list them with taskhand runs")
     raise NoRunError(f"no runs for {root}", fix=START)
+
+
+def runs_of_plan(store: Store, plan_root: Path) -> list[Run]:
+    """Every run of the plan folder `plan_root`, newest first; NoRunError if it never ran."""
+    wanted = str(plan_root.resolve())
+    found = [r for r in store.runs() if r.plan_path == wanted]
+    if not found:
+        raise NoRunError(
+            f"no runs of the plan {wanted}", fix=f"start one with taskhand run {wanted}"
+        )
+    return found
 
 
 def latest(repo: Path | None) -> tuple[Path, Run | None]:

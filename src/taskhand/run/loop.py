@@ -118,6 +118,7 @@ class Runner:
                 return self.stop(RunStatus.CAPPED, status)
             book.complete(task.id, status)
             self.h.step("TaskTrack STEP: Complete")
+            self.h.note_progress(plan)
             if self.h.violated:
                 return self.stop(RunStatus.STOPPED, self.h.violated)
 
@@ -165,6 +166,7 @@ class Runner:
                 book.complete(task_id, settled)
                 self.h.step("TaskTrack STEP: Complete")
                 busy.remove(task_id)
+        self.h.note_progress(plan)  # a conclusion a kill left unnoted
         return busy[0] if busy else None
 
     def settle_integrated(self, plan: Plan, book: StatusBook, task_id: str) -> Status | None:

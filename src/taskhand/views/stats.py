@@ -1,33 +1,105 @@
-"""What `taskhand stats` shows: a run's figures per task and in total, as a table whose
-columns are declared once here.
+"""What `taskhand stats` shows: per task, its units by role, agent time, prompt size, tokens
+(cache reads apart), API-equivalent dollars and pull request, and a total row; for one run or
+summed over every run of a plan. The columns are declared once here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from rich.table import Table
 
+from taskhand.plan import formats
+from taskhand.state import accounting
 from taskhand.state.accounting import Stats, TaskStats
+from taskhand.state.records import Run
+from taskhand.state.store import Store
+from taskhand.text import shorten
 from taskhand.views.terminal import rich_text
+
+TITLE_CHARS = 48
+
+
+def pr_of(store: Store, run_id: str, task_id: str) -> str | None:
+    """The address of the pull request that delivered `task_id` in run `run_id`, if any.
+
+    Delivery records are not in the store yet: until they are, no task has one.
+    """
+    return None
+
+
+def figures(store: Store, runs: list[Run]) -> Stats:
+    """Every task's figures summed over `runs` (runs of one plan), with the plan's titles
+    as its files say now and each task's newest pull request."""
+    task_ids: dict[str, None] = {}
+    units = []
+    for run in runs:
+        task_ids.update(dict.fromkeys(store.task_states(run.id)))
+        units += store.units(run.id)
+    prs: dict[str, str] = {}
+    for run in sorted(runs, key=lambda r: (r.created, r.id), reverse=True):
+        for task_id in task_ids:
+            pr = None if task_id in prs else pr_of(store, run.id, task_id)
+            if pr:
+                prs[task_id] = pr
+    titles = _titles({r.plan_path for r in runs})
+    return accounting.stats(list(task_ids), units, titles, prs)
+
+
+def _titles(plan_paths: set[str]) -> dict[str, str]:
+    """The tasks' titles from the plans' files; none from a plan moved or unreadable."""
+    titles: dict[str, str] = {}
+    for path in sorted(plan_paths):
+        plan, _ = formats.load(Path(path))
+        titles.update({t.id: t.title for t in plan.tasks} if plan else {})
+    return titles
+
+
+def clock(seconds: float) -> str:
+    """Agent time as m:ss, or h:mm:ss from an hour."""
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02}:{secs:02}" if hours else f"{minutes}:{secs:02}"
+
+
+def count(n: int) -> str:
+    """A token count as people read it: 950, 25.0k, 1.2M."""
+    if n < 1000:
+        return str(n)
+    return f"{n / 1000:.1f}k" if n < 1_000_000 else f"{n / 1_000_000:.1f}M"
+
+
+def dollars(row: TaskStats) -> str:
+    """API-equivalent dollars; cents are too coarse for the cheap units."""
+    shown = f"${row.cost:.2f}" if row.cost >= 1 or row.cost == 0 else f"${row.cost:.4f}"
+    return shown + (" (est.)" if row.estimated else "")
+
+
+def by_role(row: TaskStats) -> str:
+    return ", ".join(f"{role} {n}" for role, n in row.roles.items()) or "-"
+
 
 # The columns: each heading, and how one task's figures (or the total's) fill it.
 COLUMNS: list[tuple[str, Callable[[TaskStats], object]]] = [
     ("task", lambda row: row.task_id),
+    ("title", lambda row: shorten(row.title, TITLE_CHARS)),
     ("units", lambda row: row.units),
-    ("reviews", lambda row: row.reviews),
+    ("by role", by_role),
+    ("agent time", lambda row: clock(row.seconds)),
     ("prompt KB", lambda row: f"{row.prompt_bytes / 1024:.1f}"),
-    ("agent s", lambda row: f"{row.seconds:.1f}"),
-    ("tokens in", lambda row: row.tokens_in),
-    ("tokens out", lambda row: row.tokens_out),
-    ("cached", lambda row: row.tokens_cached),
-    ("dollars", lambda row: f"{row.cost:.4f}" + (" (est.)" if row.estimated else "")),
+    ("tokens in", lambda row: count(row.tokens_in)),
+    ("tokens out", lambda row: count(row.tokens_out)),
+    ("cache reads", lambda row: count(row.tokens_cached)),
+    ("API-equivalent", dollars),
+    ("PR", lambda row: row.pr or "-"),
 ]
 
 
-def table(run_id: str, figures: Stats) -> Table:
+def table(heading: str, shown_figures: Stats) -> Table:
     """Every task's row, then the total's."""
-    shown = Table(*(heading for heading, _ in COLUMNS), title=rich_text(f"run {run_id}"), box=None)
-    for row in [*figures.tasks, figures.total]:
+    shown = Table(*(name for name, _ in COLUMNS), title=rich_text(heading), box=None)
+    for row in [*shown_figures.tasks, shown_figures.total]:
         shown.add_row(*(rich_text(cell(row)) for _, cell in COLUMNS))
     return shown
