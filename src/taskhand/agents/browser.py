@@ -264,6 +264,26 @@ def session_for(
         yield session
 
 
+def take_picture(
+    unit: Unit, session: BrowserSession | None, kind: str, name: str, url: str, text: str
+) -> str:
+    """The replay agent's pictures: a `screenshot` of `url` (default: the app), or the `svg`
+    drawing `text`, saved into the unit's shots folder; "" when done, else what went wrong."""
+    if unit.browser is None or session is None:
+        return f"{kind} {name!r}: this unit has no browser to keep pictures with"
+    try:
+        if kind == "svg":
+            save(unit.browser.shots, name, ".svg", text.encode())
+            return ""
+        if not (url or unit.browser.url):
+            return f"screenshot {name!r}: the unit has no app (fix: give url, or draw an svg)"
+        session.open(url or unit.browser.url)
+        session.screenshot(name)
+    except ToolError as exc:
+        return f"{kind} {name!r}: {exc}"
+    return ""
+
+
 # The browser tools as the model calls them, by name, with their checked arguments.
 TOOLS: dict[str, Callable[[BrowserSession, dict[str, Any]], str]] = {
     "browser_open": lambda b, a: b.open(a["url"]),
