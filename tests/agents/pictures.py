@@ -38,7 +38,8 @@ APP_PAGE = """<!doctype html>
 </script>
 </body></html>
 """
-SERVE = f"exec {shlex.quote(sys.executable)} -m http.server $PORT --bind 127.0.0.1"
+PYTHON = shlex.quote(sys.executable)
+SERVE = f"exec {PYTHON} -m http.server $PORT --bind 127.0.0.1"
 APP = AppConfig(start=SERVE)
 
 needs_browser = pytest.mark.skipif(

@@ -12,10 +12,17 @@ import pytest
 
 from taskhand.agents.browser import BrowserSession, refusal, save, shot_name
 from taskhand.agents.tool_paths import ToolError
+from taskhand.config import AppConfig
 from taskhand.host.allowlist import child_env
 from taskhand.host.app import running
 from taskhand.unit import Browser
-from tests.agents.pictures import APP, app_worktree, assert_shows_the_app, needs_browser
+from tests.agents.pictures import (
+    APP,
+    PYTHON,
+    app_worktree,
+    assert_shows_the_app,
+    needs_browser,
+)
 
 
 @pytest.mark.parametrize(
@@ -157,3 +164,44 @@ def test_a_hostile_page_reaches_neither_the_internet_nor_files_outside(tmp_path:
             session.click("#out")  # the internet is out of reach, through a link as well
         with pytest.raises(ToolError, match="no app to open a path on"):
             session.open("/settings")
+
+
+REDIRECTING = """
+import os
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+TARGETS = {"/out": "https://example.com/", "/secret": "file:///etc/passwd", "/home": "/"}
+
+
+class Handler(BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.path in TARGETS:
+            self.send_response(302)
+            self.send_header("Location", TARGETS[self.path])
+            self.end_headers()
+            return
+        body = b"<title>Home</title><p>home page</p>"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+HTTPServer(("127.0.0.1", int(os.environ["PORT"])), Handler).serve_forever()
+"""
+
+
+@needs_browser
+def test_an_app_that_redirects_out_of_bounds_is_not_followed(tmp_path: Path) -> None:
+    worktree = app_worktree(tmp_path)
+    (worktree / "redirecting.py").write_text(REDIRECTING, encoding="utf-8")
+    app = AppConfig(start=f"exec {PYTHON} redirecting.py")
+    with (
+        running(app, worktree, child_env()) as url,
+        BrowserSession(Browser(url, tmp_path / "shots"), worktree) as session,
+    ):
+        assert session.open("/home").startswith(f"opened {url} (HTTP 200): Home")
+        for path in ("/out", "/secret"):
+            with pytest.raises(ToolError):
+                session.open(path)
+            assert "root:" not in session.text()
