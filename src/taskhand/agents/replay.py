@@ -33,6 +33,10 @@ and says, or a qa's or judge's verdict. A role without a list does its work and 
     resolution = "The spec: ..."
     [[roles."T-001".qa]]
     verdict = "reject"               # category, concern, next_step as in a review
+
+A unit with a browser (designer, qa) may also leave pictures in its shots folder:
+`screenshot = "found-1"` (optional `url`, default the app's) saves a real 1440x900 PNG of
+the page; `svg = "prototype"` with `text = "<svg ...>"` saves the drawing as it is.
 """
 
 from __future__ import annotations
@@ -46,12 +50,13 @@ from pathlib import Path
 from typing import Any
 
 from taskhand.agents.base import AgentError
+from taskhand.agents.browser import BrowserSession, session_for, take_picture
 from taskhand.host.allowlist import child_env
 from taskhand.host.process import Capture, Ran, run_group
 from taskhand.host.sandbox import confine_unit
 from taskhand.unit import LENSES, Case, Outcome, Question, Role, Unit, Usage, Verdict
 
-ACTIONS = ("write", "edit", "delete", "run", "commit", "sleep")
+ACTIONS = ("write", "edit", "delete", "run", "commit", "sleep", "screenshot", "svg")
 USAGE = ("tokens_in", "tokens_out", "tokens_cached", "cost")
 COMMIT_SECONDS = 600.0  # a scripted commit is git's own work: bounded only against a hang
 NO_REVIEW = {
@@ -206,10 +211,11 @@ def _act(
     """Perform the entry's actions in the unit's worktree: the transcript, and an error or ""."""
     transcript: list[dict[str, object]] = [{"role": "user", "content": unit.prompt}]
     deadline = time.monotonic() + unit.timeout_seconds
-    for action in entry.get("actions", []):
-        error = _perform(action, unit, transcript, deadline, env)
-        if error:
-            return transcript, error
+    with session_for(unit, env) as browser:  # started by the first screenshot, if any
+        for action in entry.get("actions", []):
+            error = _perform(action, unit, transcript, deadline, env, browser)
+            if error:
+                return transcript, error
     return transcript, ""
 
 
@@ -278,6 +284,10 @@ def _check_steps(where: str, entry: dict[str, Any]) -> None:
                 f"{where}: an action needs exactly one of {', '.join(ACTIONS)} "
                 f"(got {sorted(action)}) (fix: give each action table one of them)"
             )
+        if kinds == ["svg"] and not str(action.get("text", "")).lstrip().startswith("<svg"):
+            raise ScriptError(
+                f'{where}: svg = {action["svg"]!r} needs the drawing (fix: text = "<svg ...>")'
+            )
 
 
 def _inside(worktree: Path, relative: str) -> Path | None:
@@ -303,12 +313,16 @@ def _perform(
     transcript: list[dict[str, object]],
     deadline: float,
     env: dict[str, str],
+    browser: BrowserSession | None = None,
 ) -> str:
     """Carry out one action; an error text when it cannot be done. Commands run as an agent's
     shell does: in the unit's sandbox."""
     worktree = unit.worktree
     kind = next(k for k in ACTIONS if k in action)
     transcript.append({"role": "tool", "action": kind, "target": str(action[kind])})
+    if kind in ("screenshot", "svg"):
+        url, text = str(action.get("url", "")), str(action.get("text", ""))
+        return take_picture(unit, browser, kind, str(action[kind]), url, text)
     if kind == "sleep":
         time.sleep(max(0.0, min(float(action["sleep"]), deadline - time.monotonic())))
         return "" if time.monotonic() < deadline else "the unit ran out of time"

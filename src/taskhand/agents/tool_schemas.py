@@ -87,8 +87,43 @@ SCHEMAS: list[dict[str, Any]] = [
     ),
 ]
 
+# Offered only to a unit with a browser (a designer's or qa's): the app and workspace files.
+BROWSER_SCHEMAS: list[dict[str, Any]] = [
+    _schema(
+        "browser_open",
+        "Open a page in the headless browser: the app's address (http://127.0.0.1:PORT/...), "
+        "a path on the app (/settings), or a file of the workspace (prototype/index.html). "
+        "Nothing else opens: no other site, no file outside the workspace.",
+        {"url": _arg("string", "The address, app path or workspace file to open.")},
+    ),
+    _schema(
+        "browser_click",
+        "Click the first element a selector matches, and wait for the page it loads.",
+        {"selector": _arg("string", "A CSS selector, or text=Save for the element's text.")},
+    ),
+    _schema(
+        "browser_type",
+        "Fill an input or text area with text, replacing what it held.",
+        {
+            "selector": _arg("string", "A CSS selector of the field, e.g. input[name=q]."),
+            "text": _arg("string", "The text to type."),
+        },
+    ),
+    _schema(
+        "browser_text",
+        "The visible text of the page, or of the elements a selector matches.",
+        {"selector": _arg("string", "Only the elements this matches (default: the whole page).")},
+        optional=("selector",),
+    ),
+    _schema(
+        "browser_screenshot",
+        "Save what the browser shows, 1440x900, as a PNG picture people will look at.",
+        {"name": _arg("string", "The picture's name, e.g. prototype or found-1 (no folders).")},
+    ),
+]
+
 _PARAMETERS: dict[str, dict[str, Any]] = {
-    s["function"]["name"]: s["function"]["parameters"] for s in SCHEMAS
+    s["function"]["name"]: s["function"]["parameters"] for s in [*SCHEMAS, *BROWSER_SCHEMAS]
 }
 _TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,), "number": (int, float)}
 _NOUNS = {"string": "a string", "integer": "a whole number", "number": "a number"}

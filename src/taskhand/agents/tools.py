@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from taskhand.agents import browser as browsing
+from taskhand.agents.browser import BrowserSession
 from taskhand.agents.tool_paths import (
     OPEN_FLAGS,
     ToolError,
@@ -52,6 +54,7 @@ class ToolContext:
     env: Mapping[str, str] | None = None  # bash's whole environment; None: the allow-list's
     writable: bool = True  # False for reviewing roles: write and edit refused
     sandbox: Sandbox = NONE  # what confines bash to the workspace
+    browser: BrowserSession | None = None  # a designer's or qa's browser: the browser_* tools
 
 
 @dataclass(frozen=True)
@@ -63,8 +66,11 @@ class ToolResult:
 def execute(name: str, arguments: str | dict[str, Any], ctx: ToolContext) -> ToolResult:
     """Run tool `name` with `arguments` (a JSON object, as text or parsed) in `ctx`."""
     tool = _TOOLS.get(name)
+    if ctx.browser is not None and name in browsing.TOOLS:
+        tool = _browser(ctx.browser, browsing.TOOLS[name])
     if tool is None:
-        return ToolResult(False, f"unknown tool {show(name)}; the tools are {', '.join(_TOOLS)}")
+        offered = [*_TOOLS, *(browsing.TOOLS if ctx.browser is not None else ())]
+        return ToolResult(False, f"unknown tool {show(name)}; the tools are {', '.join(offered)}")
     root = Path(os.path.realpath(ctx.worktree))
     try:
         if not root.is_dir():
@@ -75,6 +81,12 @@ def execute(name: str, arguments: str | dict[str, Any], ctx: ToolContext) -> Too
     except OSError as exc:
         result = ToolResult(False, f"{name} failed: {exc.strerror or exc}")
     return ToolResult(result.ok, cap(result.output, ctx.output_limit, ends=True))
+
+
+def _browser(
+    session: BrowserSession, call: Callable[[BrowserSession, dict[str, Any]], str]
+) -> Callable[[dict[str, Any], ToolContext, Path], ToolResult]:
+    return lambda args, ctx, root: ToolResult(True, call(session, args))
 
 
 def _writable(ctx: ToolContext, root: Path, raw: str) -> Path:

@@ -172,6 +172,11 @@ def _candidates() -> set[int]:
     return groups
 
 
+def group_alive(pgid: int) -> bool:
+    """Whether the group `pgid` still holds a process that is not a zombie."""
+    return bool(_alive({pgid}))
+
+
 def _alive(groups: set[int]) -> set[int]:
     """The groups that still hold a process that is not a zombie."""
     if not groups:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from taskhand.agents import prices as price_list
 from taskhand.agents.base import AgentError
+from taskhand.agents.cli import mcp
 from taskhand.agents.cli.outcome import Found, outcome, parse_outcome
 from taskhand.agents.cli.output import Report
 from taskhand.agents.cli.presets import COMMAND_ENV, NAMES, PRESETS, Context, split_template
@@ -102,6 +103,11 @@ class CliAgent:
             # Under taskhand's sandbox a writer needs no sandbox of the program's own.
             context.outer_sandbox = self.outer_sandbox or unit.sandbox.active
             transcript: list[dict[str, object]] = [{"role": "user", "content": unit.prompt}]
+            if self.name in mcp.PRESETS:
+                try:
+                    context.browser = mcp.server(unit, self.env)
+                except LookupError as exc:
+                    return Outcome(Case.ERROR, failure=str(exc), transcript=transcript)
             report, failure = self._attempt(context, unit.prompt, None, deadline, transcript)
             if failure:
                 return self._end(Case.ERROR, report, transcript, context.model, failure=failure)
@@ -133,6 +139,8 @@ class CliAgent:
         unit = context.unit
         sandbox = unit.sandbox.with_readable([Path(self.program), self.program_files])
         writable = [unit.worktree, context.scratch, *self.state]
+        if context.browser and unit.browser:  # where the browser's server saves its pictures
+            writable.append(unit.browser.shots)
         confined = Call(confine(sandbox, call.argv, writable, unit.worktree), call.stdin, call.env)
         env = {**self.env, **call.env}
         run = execute(confined, context.unit.worktree, env, deadline, self.output_limit)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskhand.agents.base import AgentError
+from taskhand.agents.cli import mcp
 from taskhand.agents.cli.codex_sandbox import helper_path, sandbox_mode
 from taskhand.agents.cli.output import (
     Report,
@@ -105,6 +106,7 @@ class Context:
     extra: Sequence[str]
     template: str = ""
     outer_sandbox: bool = False  # taskhand runs the program inside a sandbox of its own
+    browser: list[str] | None = None  # the unit's browser: the MCP server's command (mcp.py)
 
     @property
     def writing(self) -> bool:
@@ -128,15 +130,23 @@ class Preset:
 
 def _claude_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
     argv = [ctx.program, "-p", "--output-format", "json"]
+    browsing = f",{mcp.CLAUDE_TOOLS}" if ctx.browser else ""
     if ctx.writing:
-        argv += ["--permission-mode", "acceptEdits", f"--allowedTools={CLAUDE_WRITE_TOOLS}"]
+        argv += [
+            "--permission-mode",
+            "acceptEdits",
+            f"--allowedTools={CLAUDE_WRITE_TOOLS}{browsing}",
+        ]
     else:  # only the reading tools exist, and anything else is refused without asking
         argv += [
             "--permission-mode",
             "dontAsk",
             f"--tools={CLAUDE_READ_TOOLS}",
-            f"--allowedTools={CLAUDE_READ_TOOLS}",
+            f"--allowedTools={CLAUDE_READ_TOOLS}{browsing}",
         ]
+    if ctx.browser:  # the browser's server and no other: none of the user's own
+        config = mcp.claude_config(ctx.browser, ctx.scratch)
+        argv += ["--mcp-config", str(config), "--strict-mcp-config"]
     if ctx.model:
         argv += ["--model", ctx.model]
     if resume is not None:
@@ -163,6 +173,8 @@ def _codex_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
         argv += ["-c", 'model_provider="taskhand"']
         for key, value in provider.items():
             argv += ["-c", f"model_providers.taskhand.{key}={json.dumps(value)}"]
+    if ctx.browser:
+        argv += mcp.codex_flags(ctx.browser)
     argv += ctx.extra
     if resume is not None:
         argv += ["resume", resume.session]
@@ -177,7 +189,12 @@ def _gemini_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
         argv += ["-m", ctx.model]
     if resume is not None:
         argv += ["--resume", resume.session]
-    return Call([*argv, *ctx.extra, f"--prompt={prompt}"])
+    env = {}
+    if ctx.browser:
+        settings, policy = mcp.gemini_files(ctx.browser, ctx.scratch)
+        argv += ["--allowed-mcp-server-names", mcp.SERVER, "--policy", str(policy)]
+        env[mcp.GEMINI_SETTINGS] = str(settings)
+    return Call([*argv, *ctx.extra, f"--prompt={prompt}"], env=env)
 
 
 def _opencode_call(ctx: Context, prompt: str, resume: Report | None) -> Call:

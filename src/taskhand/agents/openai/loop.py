@@ -12,8 +12,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from taskhand.agents import browser, tool_schemas, tools
 from taskhand.agents import prices as price_list
-from taskhand.agents import tool_schemas, tools
 from taskhand.agents.base import AgentError
 from taskhand.agents.openai import chat, submissions
 from taskhand.host.allowlist import child_env
@@ -92,15 +92,24 @@ class OpenAIAgent:
         # Each unit gets a client of its own, closed with the unit; the certificates, which
         # took longer to load than the rest of a client's making, are loaded once per agent.
         tls = self._certificates.get()
-        with chat.ChatClient(self.base_url, self._api_key, self._env, tls) as client:
-            return _Session(self, unit, client).run()
+        with (
+            chat.ChatClient(self.base_url, self._api_key, self._env, tls) as client,
+            browser.session_for(unit, self.tool_env) as session,
+        ):
+            return _Session(self, unit, client, session).run()
 
 
 class _Session:
     """One unit's conversation, from the first message to its outcome."""
 
-    def __init__(self, agent: OpenAIAgent, unit: Unit, client: chat.ChatClient) -> None:
-        self.agent, self.unit, self.client = agent, unit, client
+    def __init__(
+        self,
+        agent: OpenAIAgent,
+        unit: Unit,
+        client: chat.ChatClient,
+        session: browser.BrowserSession | None = None,
+    ) -> None:
+        self.agent, self.unit, self.client, self.browser = agent, unit, client, session
         self.model = unit.model or agent.model
         self.deadline = time.monotonic() + unit.timeout_seconds
         self.writable = unit.role.writes
@@ -111,6 +120,8 @@ class _Session:
             for schema in tool_schemas.SCHEMAS
             if self.writable or schema.get("function", {}).get("name") not in WRITING_TOOLS
         ]
+        if session is not None:
+            self.tools += tool_schemas.BROWSER_SCHEMAS
         self.messages: list[dict[str, Any]] = []
         self.transcript: list[dict[str, object]] = []
         self.usage = Usage()
@@ -200,6 +211,7 @@ class _Session:
                     env=self.agent.tool_env,
                     writable=self.writable,
                     sandbox=self.unit.sandbox,
+                    browser=self.browser,
                 )
                 result = tools.execute(name, arguments, context)
                 self.reply(call_id, result.output, ok=result.ok)
