@@ -10,6 +10,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from taskhand import prompts
+from taskhand.host import app
+from taskhand.host.allowlist import child_env
 from taskhand.pipeline.harness import Harness
 from taskhand.pipeline.work import Ended, Work
 from taskhand.plan.model import Status
@@ -31,7 +33,12 @@ def browsing(h: Harness, folder: Path, shots: Path | None) -> Iterator[Browser |
         yield None
         return
     shots.mkdir(parents=True, exist_ok=True)
-    yield Browser("", shots)
+    if not h.config.app.declared:
+        yield Browser("", shots)
+        return
+    env = child_env(passed=h.config.env_pass)
+    with app.running(h.config.app, folder, env, sandbox=h.sandbox) as url:
+        yield Browser(url, shots)
 
 
 def brief(
@@ -87,14 +94,19 @@ def in_copy(
     before it is wiped."""
     task, attempt = work.task, work.attempt
     copy_path, index = h.review_copy(str(role))
-    with disposable_copy(h.repo, sha, copy_path, index, work.ws.path) as copy:
-        with browsing(h, copy.path, shots) as browser:
-            shown = prompt(brief(h, work, browser=browser))
-            before = h.guard.before()
-            outcome = h.unit(role, task, attempt, copy.path, h.redact(shown), browser=browser)
-        broken = h.breaches(before, f"the {role}'s unit", task.id)
-        if keep is not None and not broken:
-            keep(copy.path)
+    try:
+        with disposable_copy(h.repo, sha, copy_path, index, work.ws.path) as copy:
+            with browsing(h, copy.path, shots) as browser:  # the app stops before the checks
+                shown = prompt(brief(h, work, browser=browser))
+                before = h.guard.before()
+                outcome = h.unit(role, task, attempt, copy.path, h.redact(shown), browser=browser)
+            broken = h.breaches(before, f"the {role}'s unit", task.id)
+            if keep is not None and not broken:
+                keep(copy.path)
+    except app.AppError as exc:  # the project's app, not the agent: a person looks at it
+        reason = f"the app did not start for the {role}: {exc}"
+        entry = Entry(LedgerOutcome.UNIT_FAILED, reason)
+        return Ended(Status.FAIL, h.end_attempt(attempt, AttemptStatus.FAILED, reason, entry))
     if broken:
         return h.violation(attempt, task, broken)
     if copy.violations:
