@@ -14,8 +14,8 @@ from taskhand.errors import UserError
 from taskhand.host.sandbox import SandboxError
 from taskhand.plan.problems import PlanError, Problem
 from taskhand.plan.templates import InitError
-from taskhand.run.feedback import FeedbackError
 from taskhand.run.launch import RunError
+from taskhand.run.movement import MoveError
 from taskhand.state.lock import LockedError
 from taskhand.workspace import WorkspaceError
 from taskhand.workspace.git import GitError
@@ -47,7 +47,7 @@ def test_the_parts_make_one_line() -> None:
         DemoError,
         SandboxError,
         InitError,
-        FeedbackError,
+        MoveError,
         RunError,
         LockedError,
         WorkspaceError,

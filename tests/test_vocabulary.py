@@ -31,6 +31,8 @@ HOMONYMS = {
     ("views/progress.py", "passed"): "how a check that passed is marked",
     ("prompts/__init__.py", "passed"): "how a check that passed is marked",
     ("pipeline/lifecycle.py", "gate"): "the gate stage's name",
+    ("pipeline/standing.py", "waiting"): "show --json's field: a person's move is due",
+    ("run/movement.py", "waiting"): "a move's JSON field: a person's move is due",
     ("prompts/__init__.py", "verdict"): "the brief's section of the newest verdict",
 }
 

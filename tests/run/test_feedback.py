@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from taskhand.plan.formats import tasktrack_edit
+from taskhand.plan.model import Status
 from taskhand.run.feedback import shown_plan
 from taskhand.state import lock
 from taskhand.state.paths import StateDir
@@ -217,13 +218,27 @@ def test_respond_to_a_failed_task_names_reopen(tmp_path: Path, run_cli: RunCli) 
     )
 
 
-def test_a_move_never_lands_in_a_live_run(tmp_path: Path, run_cli: RunCli) -> None:
+def test_a_move_never_lands_on_a_task_a_live_run_works_on(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
     repo, plan = plan_repo(tmp_path, "markdown", f"- {CHECK}")
     steps = replay(tmp_path, "markdown", [attempt(write("a.txt", "a\n"))])
     assert run_cli("run", plan, "--script", steps, "--max-attempts", "1").exit_code == 1
-    with lock.hold(StateDir.for_repo(repo).lock(plan), plan, "a run"):
-        one_line_error(run_cli("reopen", "T-001", plan).output, "is already being run by")
-    assert "[!] FAIL T-001" in run_cli("show", plan).output
+    state = StateDir.for_repo(repo)
+    with Store.open(state.database) as store:
+        run = store.latest_run()
+        assert run is not None
+        store.set_task(run.id, "T-001", Status.BUSY)
+    with lock.hold(state.lock(plan), plan, "a run"):
+        one_line_error(run_cli("reopen", "T-001", plan).output, "T-001 is being worked on")
+        assert "[>] BUSY T-001" in run_cli("show", plan).output
+        # Moves never wait for the run's lock: the task it does not work on moves now.
+        with Store.open(state.database) as store:
+            store.set_task(run.id, "T-001", Status.FAIL, "2 attempts failed")
+        moved = run_cli("reopen", "T-001", plan)
+        assert moved.exit_code == 0, moved.output
+        assert "next: the run under way takes it up" in moved.output
+    assert "[ ] OPEN T-001" in run_cli("show", plan).output
 
 
 def test_reopen_without_runs_or_plan_says_what_to_name(tmp_path: Path, run_cli: RunCli) -> None:

@@ -34,10 +34,30 @@ class Entry(NamedTuple):
 
 
 COMMANDS = {
+    "accept": Entry(
+        "taskhand.cli.moves",
+        "accept",
+        "Accept TASK's prototype: it is ready for its tests and code.",
+    ),
+    "answer": Entry(
+        "taskhand.cli.moves",
+        "answer",
+        "Answer TASK's question Q (Q1, Q2, ...) with its OPTION (a, b, ...).",
+    ),
+    "approve": Entry(
+        "taskhand.cli.moves",
+        "approve",
+        "Approve TASK's plan: a ui task goes on to its prototype, any other to ready.",
+    ),
     "clean": Entry(
         "taskhand.cli.run",
         "clean_command",
         "Remove RUN's worktrees and integrated task branches; keep (and say why) the rest.",
+    ),
+    "comment": Entry(
+        "taskhand.cli.moves",
+        "comment",
+        "Leave TEXT for TASK's next unit; on a prototype awaiting review, ask for another round.",
     ),
     "demo": Entry(
         "taskhand.cli.run",
@@ -54,20 +74,35 @@ COMMANDS = {
         "ledger",
         "What became of each attempt at TASK (default: every task): checks, verdicts, change.",
     ),
+    "new": Entry(
+        "taskhand.cli.moves",
+        "new",
+        "Write a new task into PLAN as a draft, with the next free id.",
+    ),
     "next": Entry(
         "taskhand.cli.plan",
         "next_command",
         "Print the task a run would select next (exit 3 when none is eligible).",
     ),
+    "park": Entry(
+        "taskhand.cli.moves",
+        "park",
+        "Stop TASK, saying WHY; reopen takes it up where it stopped.",
+    ),
     "reopen": Entry(
-        "taskhand.cli.feedback",
+        "taskhand.cli.moves",
         "reopen",
-        "Retry a FAIL task: set TASK OPEN again, with fresh attempts.",
+        "Retry a FAIL task, or take up a parked one where it stopped.",
     ),
     "respond": Entry(
-        "taskhand.cli.feedback",
+        "taskhand.cli.moves",
         "respond",
         "Answer a WAIT task's question with TEXT and set it OPEN.",
+    ),
+    "revise": Entry(
+        "taskhand.cli.moves",
+        "revise",
+        "Send TASK's plan back to the planner with TEXT: what to change.",
     ),
     "resume": Entry(
         "taskhand.cli.run",
@@ -93,6 +128,11 @@ COMMANDS = {
         "taskhand.cli.run",
         "stats",
         "Units by role, agent time, tokens and dollars per task and in total for RUN.",
+    ),
+    "submit": Entry(
+        "taskhand.cli.moves",
+        "submit",
+        "Send the draft TASK on to its pipeline's first stage.",
     ),
     "validate": Entry(
         "taskhand.cli.plan",

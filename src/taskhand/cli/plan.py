@@ -57,13 +57,16 @@ def _load(path: Path, status_file: Path | None) -> tuple[Plan, Statuses]:
 
     # The plan's own rules only: a plan that cannot run here (preflight) still shows.
     plan = validate.validate(path).require()
-    statuses = latest_statuses(plan)
-    if status_file is not None:
-        try:
-            statuses = {**statuses, **markdown.read_status_overlay(status_file)}
-        except ValueError as exc:
-            raise Failure(str(exc)) from None
-    return plan, statuses
+    return plan, {**latest_statuses(plan), **_overlay(status_file)}
+
+
+def _overlay(status_file: Path | None) -> Statuses:
+    if status_file is None:
+        return {}
+    try:
+        return markdown.read_status_overlay(status_file)
+    except ValueError as exc:
+        raise Failure(str(exc)) from None
 
 
 PLAN = click.argument("plan", type=click.Path(path_type=Path))
@@ -151,21 +154,24 @@ def _summary_line(report: validate.Report) -> str:
 @_one_shot
 def show(plan: Path, task: str | None, as_json: bool, status_file: Path | None) -> None:
     """Show PLAN (phases, tasks, statuses, what is eligible), or one TASK of it."""
-    loaded, statuses = _load(plan, status_file)
+    from taskhand.pipeline import standing  # each task's lifecycle, read with its statuses
+
+    loaded = validate.validate(plan).require()
+    statuses, standings = standing.read(loaded, _overlay(status_file))
     if task is None:
         if as_json:
-            _emit(views.plan_json(loaded, statuses))
+            _emit(views.plan_json(loaded, statuses, standings))
         else:
-            echo(views.plan_text(loaded, statuses))
+            echo(views.plan_text(loaded, statuses, standings))
         return
     found = loaded.task(task)
     if found is None:
         _no_task(loaded, task)
     frontier = schedule.eligible(loaded, statuses)
     if as_json:
-        _emit(views.task_json(found, statuses, frontier))
+        _emit(views.task_json(found, statuses, frontier, standings[found.id]))
     else:
-        echo(views.task_text(found, statuses, frontier))
+        echo(views.task_text(found, statuses, frontier, standings[found.id]))
 
 
 def _no_task(plan: Plan, task: str) -> NoReturn:

@@ -15,6 +15,7 @@ from taskhand.plan.formats.files import write_atomic
 from taskhand.plan.formats.markdown import parse_task
 from taskhand.plan.model import Dialect, Plan, Task
 from taskhand.plan.problems import Collector
+from taskhand.state import lock
 from taskhand.state.paths import StateDir
 from taskhand.state.records import Question
 
@@ -44,8 +45,9 @@ class Documents:
 
     def write(self, task: Task, name: str, body: str) -> None:
         if self.in_file and task.source is not None:
-            text = tasktrack_edit.read_raw(task.source)
-            write_atomic(task.source, sections.set_section(text, name.capitalize(), body))
+            with lock.files(self.plan.root):  # a person may move the task meanwhile
+                text = tasktrack_edit.read_raw(task.source)
+                write_atomic(task.source, sections.set_section(text, name.capitalize(), body))
             task.documents[name] = body.strip()
             return
         folder = self.folder(task.id)
@@ -63,14 +65,16 @@ class Documents:
     def write_plan(self, task: Task, body: str) -> None:
         """A new plan round's text; every `### Review` block a person wrote stays as it was,
         at the end, whatever the planner returned."""
-        kept = reviews(self.read(task, PLAN))
-        own = _REVIEW_LINE.split(body)[0].strip()
-        self.write(task, PLAN, "\n\n".join([own, *(f"{REVIEW}\n\n{r}" for r in kept)]))
+        with lock.files(self.plan.root):  # a revise may add a Review meanwhile
+            kept = reviews(self.read(task, PLAN))
+            own = _REVIEW_LINE.split(body)[0].strip()
+            self.write(task, PLAN, "\n\n".join([own, *(f"{REVIEW}\n\n{r}" for r in kept)]))
 
     def add_review(self, task: Task, text: str) -> None:
         """A person's request for changes, as a new `### Review` block at the end of the plan."""
-        current = self.read(task, PLAN).rstrip()
-        self.write(task, PLAN, f"{current}\n\n{REVIEW}\n\n{text.strip()}")
+        with lock.files(self.plan.root):
+            current = self.read(task, PLAN).rstrip()
+            self.write(task, PLAN, f"{current}\n\n{REVIEW}\n\n{text.strip()}")
 
     # The interview
 

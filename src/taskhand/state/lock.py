@@ -1,12 +1,14 @@
-"""One live run per plan: an exclusive lock file that names its holder.
+"""One live run per plan: an exclusive lock file that names its holder; and a short lock of
+the plan's files around each edit of them (`files`).
 
-The lock is an OS file lock, so a killed runner releases it with its process.
+Both are OS file locks, so a killed process releases them with itself.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -72,3 +74,51 @@ def holder(path: Path) -> str | None:
         return None
     finally:
         os.close(fd)
+
+
+# The plan's files: a short lock around each read-modify-write of them, so that a person's
+# move and a run's step never interleave their edits of one file. Held for an instant, so a
+# writer waits for it; it is reentrant within a thread (a move's edits call the book's).
+FILES_SECONDS = 5.0
+_held = threading.local()
+
+
+class FilesBusyError(UserError):
+    """The plan's files stayed locked by another writer longer than a move waits."""
+
+
+@contextmanager
+def files(plan_root: Path, seconds: float = FILES_SECONDS) -> Iterator[None]:
+    """Hold the lock of the plan's files (an flock on the plan folder itself, which no write
+    replaces, so no file is added to the folder) for the block."""
+    key = str(plan_root.resolve())
+    depth: dict[str, int] = _held.__dict__.setdefault("depth", {})
+    if depth.get(key):
+        depth[key] += 1
+        try:
+            yield
+        finally:
+            depth[key] -= 1
+        return
+    fd = os.open(key, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise FilesBusyError(
+                        f"the files of plan {plan_root} stayed locked by another writer for "
+                        f"{seconds:g}s",
+                        fix="try again in a moment; a run writes them only for an instant",
+                    ) from None
+                time.sleep(0.02)
+        depth[key] = 1
+        try:
+            yield
+        finally:
+            depth.pop(key, None)
+    finally:
+        os.close(fd)  # closing releases the flock

@@ -3,7 +3,8 @@
 TaskTrack keeps status in the plan's files, which the harness (never the agent) edits exactly
 as the spec's steps say. Markdown plans keep it, and their questions and answers, in the state
 store; their files are never written. Both mirror into the store, which the exports and `stats`
-read. A person's moves between runs (reopen, respond) write the same places.
+read. A person's moves (run/moves.py) write the same places. Every edit of a plan file is made
+under the lock of the plan's files (`lock.files`), so a run's step and a move never interleave.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import TYPE_CHECKING
 
 from taskhand.plan.formats import tasktrack_edit
 from taskhand.plan.formats.files import write_atomic
-from taskhand.plan.model import Dialect, Plan, Status
+from taskhand.plan.model import Dialect, Exchange, Plan, Status, Task
+from taskhand.state import lock
 from taskhand.state.paths import StateDir
 from taskhand.workspace import git
 
@@ -77,9 +79,10 @@ class StatusBook:
     def conclude(self, task_id: str, status: Status, text: str) -> None:
         """Conclude: the task file takes its new status and the field that explains it."""
         field = CONCLUSION_FIELDS[status]
-        self._task_file(task_id, status, ((field, " ".join(text.split()) or "-"),))
+        self._task_file(task_id, status, ((field, one_line(text) or "-"),))
         request = text if status is Status.WAIT else None
-        self.store.set_task(self.run_id, task_id, status, text, request)
+        if self.run_id:
+            self.store.set_task(self.run_id, task_id, status, text, request)
 
     def complete(self, task_id: str, status: Status) -> None:
         """Complete: the overview takes the status the task processing returned."""
@@ -97,11 +100,41 @@ class StatusBook:
     def answer(self, task_id: str, response: str) -> None:
         """A person's answer to a WAIT task, as the spec's human feedback workflow writes it:
         a Response below the latest Request, and the task OPEN in both files."""
-        line = " ".join(response.split())  # a field is one line: no text can start another
+        line = one_line(response)
         self._task_file(task_id, Status.OPEN, (), lambda t: tasktrack_edit.add_response(t, line))
         self._overview(task_id, Status.OPEN)
         if self.run_id:
             self.store.answer_task(self.run_id, task_id, response)
+
+    def move(self, task_id: str, status: Status, *, response: str = "", request: str = "") -> None:
+        """A person's move, as the spec's feedback procedure writes it: a Response below the
+        task's open Request (when there is one to answer), a FAIL task's Failure dropped, then
+        `status` in both files, with a new Request when it is WAIT (what is to be done next)."""
+        task = self.plan.task(task_id)
+        answering = bool(response) and task is not None and _asks(task)
+        with lock.files(self.plan.root):
+
+            def prepare(text: str) -> str:
+                if task is not None and task.status is Status.FAIL:
+                    text = tasktrack_edit.drop_field(text, "Failure")  # only a FAIL task's
+                return tasktrack_edit.add_response(text, one_line(response)) if answering else text
+
+            fields = (("Request", one_line(request) or "-"),) if status is Status.WAIT else ()
+            self._task_file(task_id, status, fields, prepare)
+            self._overview(task_id, status)
+        if task is not None:  # as the files now say, for a later step of the same move
+            if answering:
+                task.exchanges[-1].response = response
+            if status is Status.WAIT:
+                task.exchanges.append(Exchange(request))
+        if not self.run_id:
+            return
+        if answering:
+            self.store.answer_task(self.run_id, task_id, response)
+        wait = status is Status.WAIT
+        self.store.set_task(
+            self.run_id, task_id, status, request if wait else None, request if wait else None
+        )
 
     def _overview(self, task_id: str, status: Status) -> None:
         if not self.in_files or self.plan.overview_path is None:
@@ -109,8 +142,9 @@ class StatusBook:
         if self.plan.overview_statuses.get(task_id) is status:
             return
         path = self.plan.overview_path
-        text = tasktrack_edit.read_raw(path)
-        write_atomic(path, tasktrack_edit.set_overview_status(text, task_id, status))
+        with lock.files(self.plan.root):
+            text = tasktrack_edit.read_raw(path)
+            write_atomic(path, tasktrack_edit.set_overview_status(text, task_id, status))
         self.plan.overview_statuses[task_id] = status
 
     def _task_file(
@@ -123,12 +157,23 @@ class StatusBook:
         task = self.plan.task(task_id)
         if not self.in_files or task is None or task.source is None:
             return
-        text = prepare(tasktrack_edit.read_raw(task.source))
-        edited = tasktrack_edit.update_task_text(
-            text, status=status, updated=tasktrack_edit.now(), append=fields
-        )
-        write_atomic(Path(task.source), edited)
+        with lock.files(self.plan.root):
+            text = prepare(tasktrack_edit.read_raw(task.source))
+            edited = tasktrack_edit.update_task_text(
+                text, status=status, updated=tasktrack_edit.now(), append=fields
+            )
+            write_atomic(Path(task.source), edited)
         task.status = status
+
+
+def one_line(text: str) -> str:
+    """A field's value is one line: no text a person or an agent wrote can start another."""
+    return " ".join(text.split())
+
+
+def _asks(task: Task) -> bool:
+    """Whether the task holds a Request no Response answers yet."""
+    return bool(task.exchanges) and task.exchanges[-1].response is None
 
 
 def latest_statuses(plan: Plan, repo: Path | None = None) -> dict[str, Status]:

@@ -5,13 +5,19 @@ Both hold the plan's text as it is; the CLI prints them through `terminal`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from taskhand.plan import schedule
 from taskhand.plan.model import Plan, Status, Task
 from taskhand.plan.problems import relative_path
 from taskhand.plan.schedule import Statuses
+
+if TYPE_CHECKING:
+    from taskhand.pipeline.standing import Standing
+
+Standings = Mapping[str, "Standing"]
 
 
 def exit_json(plan: Plan, statuses: Statuses) -> dict[str, str] | None:
@@ -29,7 +35,12 @@ def next_json(plan: Plan, statuses: Statuses) -> dict[str, Any]:
     }
 
 
-def task_json(task: Task, statuses: Statuses, frontier: list[str]) -> dict[str, Any]:
+def task_json(
+    task: Task, statuses: Statuses, frontier: list[str], standing: Standing | None = None
+) -> dict[str, Any]:
+    """The task as `show --json` gives it; with its standing, its lifecycle too: the status,
+    whether and what it waits for, the moves open to a person, its questions, its PR."""
+    lifecycle = standing.as_json() if standing is not None else {}
     return {
         "id": task.id,
         "title": task.title,
@@ -52,13 +63,15 @@ def task_json(task: Task, statuses: Statuses, frontier: list[str]) -> dict[str, 
         "max_attempts": task.max_attempts,
         "extra": task.extra,
         "file": relative_path(task.source) if task.source else None,
+        **lifecycle,
     }
 
 
-def plan_json(plan: Plan, statuses: Statuses) -> dict[str, Any]:
+def plan_json(plan: Plan, statuses: Statuses, standings: Standings | None = None) -> dict[str, Any]:
     whole = schedule.shape(plan, statuses)
     ahead = schedule.shape(plan, statuses, remaining=True)
     frontier = schedule.eligible(plan, statuses)
+    lives = standings or {}
     return {
         "dialect": str(plan.dialect),
         "path": relative_path(plan.root),
@@ -70,7 +83,7 @@ def plan_json(plan: Plan, statuses: Statuses) -> dict[str, Any]:
         "phases": [
             {"number": p.number, "title": p.title, "tasks": p.task_ids} for p in plan.phases
         ],
-        "tasks": [task_json(t, statuses, frontier) for t in plan.tasks],
+        "tasks": [task_json(t, statuses, frontier, lives.get(t.id)) for t in plan.tasks],
         **next_json(plan, statuses),
         "critical_path": whole.critical_path,
         "width": whole.width,
@@ -87,7 +100,7 @@ _MARKS = {
 }
 
 
-def plan_text(plan: Plan, statuses: Statuses) -> str:
+def plan_text(plan: Plan, statuses: Statuses, standings: Standings | None = None) -> str:
     data = plan_json(plan, statuses)
     by_id = plan.by_id()
     head = f"{plan.code} - {plan.title}" if plan.code else plan.title
@@ -102,7 +115,14 @@ def plan_text(plan: Plan, statuses: Statuses) -> str:
             status = statuses.get(task_id, task.status)
             deps = f"  (after {', '.join(task.dependencies)})" if task.dependencies else ""
             ready = "  <- eligible" if task_id in data["eligible"] else ""
-            lines.append(f"  [{_MARKS[status]}] {status} {task_id}: {task.title}{deps}{ready}")
+            standing = (standings or {}).get(task_id)
+            life = f" {standing.life.status}" if standing and standing.beyond_codes else ""
+            lines.append(
+                f"  [{_MARKS[status]}] {status}{life} {task_id}: {task.title}{deps}{ready}"
+            )
+            if standing is not None and standing.beyond_codes and standing.waits_for:
+                lines.append(f"        waits for {standing.waits_for}")
+                continue
             waiting = [e.request for e in task.exchanges if e.response is None]
             if status is Status.WAIT and waiting:
                 lines.append(f"        asks: {waiting[-1]}")
@@ -127,14 +147,18 @@ def next_text(data: dict[str, Any], all_eligible: bool = False) -> str:
     return f"Next: {data['next']} (eligible: {', '.join(data['eligible'])})"
 
 
-def task_text(task: Task, statuses: Statuses, frontier: list[str]) -> str:
-    data = task_json(task, statuses, frontier)
+def task_text(
+    task: Task, statuses: Statuses, frontier: list[str], standing: Standing | None = None
+) -> str:
+    data = task_json(task, statuses, frontier, standing)
     lines = [
         f"{task.id}: {task.title}",
         f"Status: {data['status']}   Phase: {task.phase}"
         f"   Eligible: {'yes' if data['eligible'] else 'no'}",
         f"Dependencies: {', '.join(task.dependencies) or 'none'}",
     ]
+    if standing is not None and standing.beyond_codes:
+        lines += _lifecycle_lines(standing)
     for key in ("paths", "kind", "agent", "model", "timeout_seconds", "max_attempts"):
         if data[key]:
             shown = ", ".join(data[key]) if isinstance(data[key], list) else data[key]
@@ -151,3 +175,23 @@ def task_text(task: Task, statuses: Statuses, frontier: list[str]) -> str:
     if task.failure:
         lines += ["", f"Failure: {task.failure}"]
     return "\n".join(lines)
+
+
+def _lifecycle_lines(standing: Standing) -> list[str]:
+    """A task's lifecycle for `show PLAN TASK`: its status, what it waits for, the moves."""
+    life = standing.life
+    head = f"Lifecycle: {life.status} ({standing.pipeline} pipeline)"
+    if standing.working:
+        head += ", a unit works on it now"
+    elif standing.waits_for:
+        head += f", waits for {standing.waits_for}"
+    lines = [head]
+    if standing.moves:
+        lines.append(f"Moves: {', '.join(str(m) for m in standing.moves)}")
+    if life.pr:
+        lines.append(f"Pull request: {life.pr}")
+    for q in standing.questions:
+        state = "open" if q.open else f"answered: {q.choice or ''} {q.note or ''}".rstrip()
+        lines.append(f"Q{q.number} ({state}): {q.text}")
+        lines += [f"  ({chr(ord('a') + i)}) {o}" for i, o in enumerate(q.options)]
+    return lines

@@ -144,3 +144,22 @@ def add_response(text: str, response: str) -> str:
 def read_raw(path: Path) -> str:
     """A plan file's text with its line endings kept, for an edit that keeps them too."""
     return path.read_bytes().decode("utf-8")
+
+
+def add_overview_entry(text: str, phase: int, task_id: str, title: str, status: Status) -> str:
+    """The overview with a new entry at the end of phase `phase`'s list, every other byte
+    left alone; a ValueError when the overview has no such phase."""
+    lines = text.splitlines(keepends=True)
+    heading = re.compile(rf"^##\s+{phase}\s*:")
+    start = next((i for i, line in enumerate(lines) if heading.match(line)), None)
+    if start is None:
+        raise ValueError(f"the overview has no phase {phase}")
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("#")), len(lines))
+    last = max(i for i in range(start, end) if lines[i].strip())
+    newline = "\r\n" if "\r\n" in text else "\n"
+    entry = f"* [{status}] {task_id}: {title}{newline}"
+    if last == start:  # a phase without entries yet: a blank line after its heading
+        entry = newline + entry
+    if not lines[last].endswith(("\n", "\r")):
+        lines[last] += newline
+    return "".join(lines[: last + 1]) + entry + "".join(lines[last + 1 :])

@@ -1,0 +1,201 @@
+"""Where each task stands for a person: its lifecycle record, reconciled with the status its
+dialect shows, whether a unit works on it now, its questions, what it waits for and the moves
+open to a person. The moves (run/moves.py) and `show` read it alike, from the one table of
+`lifecycle`.
+
+A default-pipeline task's five-code status is its truth (a person may edit a TaskTrack file,
+and a run of the default pipeline concludes in those codes); a full-pipeline task's lifecycle
+record is, once the harness or a person wrote one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from taskhand.pipeline import lifecycle
+from taskhand.pipeline.lifecycle import FINAL, STOPPED, Move
+from taskhand.plan.model import Dialect, Plan, Status, Task
+from taskhand.state.records import Lifecycle, Question, Run, TaskLife
+
+if TYPE_CHECKING:
+    from taskhand.state.status import StatusBook
+    from taskhand.state.store import Store
+
+DEFAULT, FULL = "default", "full"
+# What a dialect's status says of a task whose record does not agree with it.
+_FROM_STATUS = {
+    Status.WAIT: Lifecycle.NEEDS_INPUT,
+    Status.DONE: Lifecycle.DONE,
+    Status.FAIL: Lifecycle.FAILED,
+}
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One task as a person sees it now."""
+
+    task_id: str
+    pipeline: str  # default or full: the stages it goes through
+    life: TaskLife
+    status: Status  # the dialect's five-code status as it stands
+    working: bool  # a unit works on it now: every move waits
+    questions: tuple[Question, ...]
+
+    @property
+    def open_questions(self) -> list[Question]:
+        return [q for q in self.questions if q.open]
+
+    @property
+    def moves(self) -> list[Move]:
+        return lifecycle.moves(self.life, self.working, len(self.open_questions))
+
+    @property
+    def beyond_codes(self) -> bool:
+        """Whether its lifecycle says more than its five codes: a full-pipeline task's, or a
+        default-pipeline task a person drafted or parked."""
+        return self.pipeline == FULL or self.life.status in (Lifecycle.DRAFT, Lifecycle.PARKED)
+
+    @property
+    def waits_for(self) -> str:
+        return "" if self.working else lifecycle.waits_for(self.life, self.questions)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "lifecycle": str(self.life.status),
+            "pipeline": self.pipeline,
+            "waiting": self.life.waiting,
+            "waits_for": self.waits_for,
+            "moves": [str(m) for m in self.moves],
+            "working": self.working,
+            "questions": [
+                {
+                    "number": q.number,
+                    "text": q.text,
+                    "options": q.options,
+                    "open": q.open,
+                    "choice": q.choice,
+                    "note": q.note,
+                }
+                for q in self.questions
+            ],
+            "pr": self.life.pr,
+        }
+
+
+def agrees(life: TaskLife, status: Status) -> bool:
+    """Whether the dialect's status is how the record shows (BUSY: any stage under way)."""
+    if status is Status.BUSY:
+        return not life.waiting and life.status not in (*FINAL, *STOPPED, Lifecycle.DRAFT)
+    return lifecycle.shows_as(life) is status
+
+
+def reconcile(life: TaskLife, status: Status | None, pipeline: str, task: Task) -> TaskLife:
+    """The record, unless the dialect's recorded status (None: it records none) says
+    otherwise and the record is not the truth: a default-pipeline task's, or none written."""
+    if status is None or agrees(life, status):
+        return life
+    if pipeline == FULL and life.updated:
+        return life
+    if status in _FROM_STATUS:
+        found = _FROM_STATUS[status]
+        reason = task.failure if status is Status.FAIL else life.reason
+        return replace(life, status=found, waiting=status is Status.WAIT, reason=reason)
+    first = lifecycle.first_status(pipeline, task)
+    at = Lifecycle.IMPLEMENTING if status is Status.BUSY and pipeline == DEFAULT else first
+    return replace(life, status=at, waiting=False, reason=None)
+
+
+def known_statuses(book: StatusBook) -> dict[str, Status]:
+    """The statuses a dialect records: every TaskTrack file's; a Markdown task's once its
+    plan's latest run recorded one (before that, its lifecycle record is all there is)."""
+    if book.in_files:
+        return book.statuses()
+    if not book.run_id:
+        return {}
+    return {t: s.status for t, s in book.store.task_states(book.run_id).items()}
+
+
+def standings(
+    plan: Plan,
+    statuses: Mapping[str, Status],
+    known: Mapping[str, Status],
+    store: Store | None,
+    alive: bool,
+    pipeline: str,
+) -> dict[str, Standing]:
+    """Every task's standing. `statuses`: as the plan's latest run shows them; `known`: those
+    the dialect records; `alive`: a run holds the plan now; `pipeline`: the plan's."""
+    key = lifecycle.plan_key(plan)
+    lives = store.lives(key) if store is not None else {}
+    found = {}
+    for task in plan.tasks:
+        own = lifecycle.pipeline_of(task, pipeline)
+        record = lives.get(task.id) or initial(key, task, own)
+        life = reconcile(record, known.get(task.id), own, task)
+        asked = store.questions(key, task.id) if store is not None and task.id in lives else []
+        status = statuses.get(task.id, task.status)
+        working = alive and status is Status.BUSY
+        found[task.id] = Standing(task.id, own, life, status, working, tuple(asked))
+    return found
+
+
+def initial(key: str, task: Task, pipeline: str) -> TaskLife:
+    """The record of a task no one has moved yet: where its pipeline starts."""
+    status = lifecycle.first_status(pipeline, task)
+    return TaskLife(key, task.id, status, False, "", None, 0, 0, None, "")
+
+
+def plan_pipeline(plan_root: Path, run: Run | None) -> str:
+    """The plan's pipeline as its next run takes it: its taskhand.toml's, else the one its
+    latest run was started with, else the default."""
+    from taskhand.config import read_file
+
+    chosen = read_file(plan_root).get("pipeline") or (run.config.get("pipeline") if run else "")
+    return str(chosen or DEFAULT)
+
+
+def read(
+    plan: Plan, overlay: Mapping[str, Status] | None = None, repo: Path | None = None
+) -> tuple[dict[str, Status], dict[str, Standing]]:
+    """For `show`: the plan's statuses as its latest run left them (questions and answers
+    attached to a Markdown plan's tasks), `overlay` over them, and each task's standing. The
+    store is opened only when the repository has one."""
+    from taskhand.config import SettingsError
+    from taskhand.state import lock
+    from taskhand.state.paths import StateDir
+    from taskhand.state.status import StatusBook
+    from taskhand.workspace import git
+
+    overlay = dict(overlay or {})
+    try:
+        state: StateDir | None = StateDir.for_repo(git.repo_for(plan.root, repo))
+    except git.GitError:  # a plan outside any repository has never run
+        state = None
+    if state is None or not state.database.exists():
+        statuses = {**plan.statuses(), **overlay}
+        recorded = plan.statuses() if plan.dialect is Dialect.TASKTRACK else {}
+        pipeline = _pipeline(plan, None, SettingsError)
+        return statuses, standings(plan, statuses, {**recorded, **overlay}, None, False, pipeline)
+    from taskhand.state.store import Store
+
+    with Store.open(state.database) as store:
+        run = store.latest_run(lifecycle.plan_key(plan))
+        book = StatusBook(plan, store, run.id if run else "")
+        statuses = {**book.statuses(), **overlay}
+        known = {**known_statuses(book), **overlay}
+        alive = lock.holder(state.lock(plan.root)) is not None
+        pipeline = _pipeline(plan, run, SettingsError)
+        found = standings(plan, statuses, known, store, alive, pipeline)
+    # A task its dialect records no status for yet shows as its lifecycle record does.
+    shown = {t: known.get(t) or lifecycle.shows_as(s.life) for t, s in found.items()}
+    return shown, found
+
+
+def _pipeline(plan: Plan, run: Run | None, settings_error: type[Exception]) -> str:
+    try:
+        return plan_pipeline(plan.root, run)
+    except settings_error:  # `validate` reports the file; `show` still shows the plan
+        return str(run.config.get("pipeline", DEFAULT)) if run else DEFAULT
