@@ -218,9 +218,7 @@ def test_respond_to_a_failed_task_names_reopen(tmp_path: Path, run_cli: RunCli) 
     )
 
 
-def test_a_move_never_lands_on_a_task_a_live_run_works_on(
-    tmp_path: Path, run_cli: RunCli
-) -> None:
+def test_a_move_never_lands_on_a_task_a_live_run_works_on(tmp_path: Path, run_cli: RunCli) -> None:
     repo, plan = plan_repo(tmp_path, "markdown", f"- {CHECK}")
     steps = replay(tmp_path, "markdown", [attempt(write("a.txt", "a\n"))])
     assert run_cli("run", plan, "--script", steps, "--max-attempts", "1").exit_code == 1

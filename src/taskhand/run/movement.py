@@ -87,9 +87,9 @@ def shown_plan(path: Path) -> str:
     return shlex.quote(display_path(path))
 
 
-def command(move: Move, task_id: str, plan: str) -> str:
-    """The command line that makes `move` on the task."""
-    arguments = _ARGUMENTS.get(move, "")
+def command(move: Move, task_id: str, plan: str, question: int = 1) -> str:
+    """The command line that makes `move` on the task (an answer: to question `question`)."""
+    arguments = f"Q{question} a" if move is Move.ANSWER else _ARGUMENTS.get(move, "")
     return " ".join(x for x in ("taskhand", str(move), task_id, arguments, plan) if x)
 
 
@@ -149,7 +149,8 @@ class Desk:
 
     def open_moves(self, where: Standing) -> str:
         if where.moves:
-            listed = "; ".join(command(m, where.task_id, self.shown) for m in where.moves)
+            first = next((q.number for q in where.open_questions), 1)
+            listed = "; ".join(command(m, where.task_id, self.shown, first) for m in where.moves)
             return f"the moves open are: {listed}"
         if where.life.status in FINAL:
             return "none: it is finished"
@@ -199,7 +200,7 @@ class Desk:
             life.status,
             life.waiting,
             status,
-            self.next_command(task.id, life),
+            self.next_command(task, life),
             self.shown,
             self.run.id if self.run else None,
         )
@@ -210,7 +211,7 @@ class Desk:
         if life.status is L.PARKED:
             return (
                 f"Parked: {life.reason or 'no reason given'}. To go on: "
-                f"{command(Move.REOPEN, task.id, self.shown)}, or write a Response."
+                f"{command(Move.REOPEN, task.id, self.shown)}."
             )
         if life.status is L.PLANNED:
             where = self.documents.where(task, documents.PLAN)
@@ -230,11 +231,13 @@ class Desk:
         earlier = [e.request for e in task.exchanges]
         return earlier[-1] if earlier else f"Answer the task's question ({how})."
 
-    def next_command(self, task_id: str, life: TaskLife) -> str:
+    def next_command(self, task: Task, life: TaskLife) -> str:
         """What takes the task on from here: a person's move, or a run."""
         if life.waiting or life.status is L.DRAFT:
-            found = lifecycle.moves(life, False, 1)
-            return command(found[0], task_id, self.shown) if found else ""
+            asked = [q.number for q in self.store.questions(self.key, task.id) if q.open]
+            found = lifecycle.moves(life, False, len(asked))
+            first = asked[0] if asked else 1
+            return command(found[0], task.id, self.shown, first) if found else ""
         if life.status in FINAL:
             return ""
         if self.alive:

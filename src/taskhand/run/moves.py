@@ -246,7 +246,7 @@ def _answered(
     d.store.answer(d.key, task.id, asked.number, choice, note)
     questions = d.store.questions(d.key, task.id)
     d.documents.show_questions(task, questions)
-    said = " ".join(x for x in (f"Q{asked.number}:", chosen, note) if x)
+    said = f"Q{asked.number}: " + " — ".join(x for x in (chosen, note) if x)
     if any(q.open for q in questions):
         return d.land(task, where, move, L.NEEDS_INPUT, waiting=True, response=said)
     back = (

@@ -87,7 +87,8 @@ class StatusBook:
     def complete(self, task_id: str, status: Status) -> None:
         """Complete: the overview takes the status the task processing returned."""
         self._overview(task_id, status)
-        self.store.set_task(self.run_id, task_id, status)
+        if self.run_id:  # "": a plan no run has recorded; its files are all there is
+            self.store.set_task(self.run_id, task_id, status)
 
     def reopen(self, task_id: str) -> None:
         """A person's retry of a FAIL task: OPEN again, its Failure dropped from a TaskTrack
