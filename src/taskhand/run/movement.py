@@ -210,7 +210,7 @@ class Desk:
         how = f"taskhand show {self.shown} {task.id}"
         if life.status is L.PARKED:
             return (
-                f"Parked: {life.reason or 'no reason given'}. To go on: "
+                f"Parked: {(life.reason or 'no reason given').rstrip('.')}. To go on: "
                 f"{command(Move.REOPEN, task.id, self.shown)}."
             )
         if life.status is L.PLANNED:
