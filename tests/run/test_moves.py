@@ -13,8 +13,8 @@ from taskhand.pipeline.lifecycle import plan_key
 from taskhand.plan import validate
 from taskhand.plan.formats import tasktrack_edit
 from taskhand.plan.model import Status
-from taskhand.run import moves
-from taskhand.run.movement import MoveError
+from taskhand.run import feedback, moves
+from taskhand.run.movement import MoveError, shown_plan
 from taskhand.state import lock
 from taskhand.state.events import EventKind
 from taskhand.state.records import Lifecycle
@@ -394,3 +394,18 @@ def test_the_files_lock_waits_for_another_writer_then_gives_up(tmp_path: Path) -
         os.close(fd)
     with lock.files(life.plan), lock.files(life.plan):  # reentrant within a move
         tasktrack_edit.read_raw(life.plan / "FOO-1.md")
+
+
+def test_a_stopped_run_names_the_move_each_waiting_task_needs(tmp_path: Path) -> None:
+    life = lives(tmp_path, "markdown")
+    run_id = life.start_run()
+    one, two = life.ids
+    life.ask(one, L.SPEC, ("Which?", ["This", "That"]))
+    life.put(two, L.PLANNED, waiting=True)
+    shown = shown_plan(life.plan)
+    assert feedback.left_for_a_person(life.repo, run_id) == [
+        f"{one} waits for an answer to Q1",
+        f"  next: taskhand answer {one} Q1 a {shown}",
+        f"{two} waits for approval of the plan (or a revise)",
+        f"  next: taskhand approve {two} {shown}",
+    ]

@@ -12,11 +12,12 @@ from pathlib import Path
 
 from taskhand.pipeline import lifecycle
 from taskhand.pipeline.lifecycle import Move
-from taskhand.pipeline.standing import DEFAULT, Standing
+from taskhand.pipeline.standing import Standing
 from taskhand.plan import drafts, validate
 from taskhand.plan.formats.files import write_atomic
 from taskhand.plan.model import Plan, Status, Task
 from taskhand.plan.problems import display_path, relative_path
+from taskhand.run import feedback
 from taskhand.run.movement import ANSWER, Desk, Moved, MoveError, desk
 from taskhand.state import documents
 from taskhand.state.records import Lifecycle, Question
@@ -275,44 +276,11 @@ def _question(task_id: str, given: str, questions: tuple[Question, ...]) -> Ques
 def _check(d: Desk, where: Standing, move: Move) -> None:
     """reopen and respond refuse a default-pipeline task as they always did, in the five
     codes its people know; any other refusal is every move's."""
-    legacy = _legacy(where, move, d.shown)
-    if where.pipeline != DEFAULT or where.working or move in where.moves or legacy is None:
+    said = None if where.working or move in where.moves else feedback.refusal(where, move, d.shown)
+    if said is None:
         d.check(move, where)
         return
-    raise MoveError(legacy)
-
-
-def _legacy(where: Standing, move: Move, shown: str) -> str | None:
-    task_id, status = where.task_id, where.status
-    if where.life.status is L.PARKED:
-        return None
-    if status is Status.BUSY:
-        return (
-            f"{task_id} is BUSY: a run was working on it "
-            "(fix: let that run end; if it was killed, taskhand resume takes it up)"
-        )
-    if move is Move.REOPEN:
-        if status is Status.WAIT:
-            return (
-                f"{task_id} is WAIT: it waits for an answer, not a retry "
-                f"(fix: taskhand respond {task_id} {ANSWER} {shown})"
-            )
-        if status is Status.DONE:
-            return (
-                f"{task_id} is DONE: only a FAIL task can be reopened "
-                f"(fix: to redo finished work, start over: taskhand run {shown} --new)"
-            )
-        return (
-            f"{task_id} is OPEN, not FAIL: there is nothing to reopen (fix: taskhand run {shown})"
-        )
-    fixes = {
-        Status.FAIL: f"to retry it: taskhand reopen {task_id} {shown}",
-        Status.DONE: "nothing to answer: it is finished",
-        Status.OPEN: f"nothing to answer yet: taskhand run {shown}",
-    }
-    if status not in fixes:
-        return None
-    return f"{task_id} is {status}, not WAIT: it asks nothing (fix: {fixes[status]})"
+    raise MoveError(said)
 
 
 def _status(name: str | None) -> Lifecycle | None:
