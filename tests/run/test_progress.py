@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from taskhand.run import feedback
+from taskhand.run import moves
 from taskhand.state import progress
 from taskhand.state.paths import StateDir
 from taskhand.state.store import Store
@@ -66,7 +66,7 @@ def test_each_ending_is_one_line_and_later_workers_see_the_earlier_ones(tmp_path
     assert "- T-002 Pick a separator: waiting for a person\n" in shown and "Comma" not in shown
     assert shown.index("T-001") < shown.index("T-002") and "T-003" not in shown
 
-    feedback.respond("T-002", "tab", repo / "plan", repo)
+    moves.respond("T-002", "tab", repo / "plan", repo)
     summary, _ = run_plan(repo / "plan", repo, replay)
     assert summary.status == "completed"
     outcomes = [line.split("\t")[1:3] for line in channel(repo).read_text().splitlines()]
