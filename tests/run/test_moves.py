@@ -409,3 +409,12 @@ def test_a_stopped_run_names_the_move_each_waiting_task_needs(tmp_path: Path) ->
         f"{two} waits for approval of the plan (or a revise)",
         f"  next: taskhand approve {two} {shown}",
     ]
+
+
+def test_the_pipeline_is_read_from_the_plans_own_settings_file(tmp_path: Path) -> None:
+    from taskhand import config
+    from taskhand.pipeline import standing
+
+    assert standing.SETTINGS == config.FILE
+    assert standing.plan_pipeline(lives(tmp_path, "markdown").plan, None) == "full"
+    assert standing.plan_pipeline(tmp_path, None) == "default"

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from taskhand.state.store import Store
 
 DEFAULT, FULL = "default", "full"
+SETTINGS = "taskhand.toml"  # config.FILE, named here so that a plan without one loads no config
 # What a dialect's status says of a task whose record does not agree with it.
 _FROM_STATUS = {
     Status.WAIT: Lifecycle.NEEDS_INPUT,
@@ -151,9 +152,11 @@ def initial(key: str, task: Task, pipeline: str) -> TaskLife:
 def plan_pipeline(plan_root: Path, run: Run | None) -> str:
     """The plan's pipeline as its next run takes it: its taskhand.toml's, else the one its
     latest run was started with, else the default."""
-    from taskhand.config import read_file
+    chosen = run.config.get("pipeline") if run else ""
+    if (plan_root / SETTINGS).is_file():  # the settings' reader loads only for a plan with some
+        from taskhand.config import read_file
 
-    chosen = read_file(plan_root).get("pipeline") or (run.config.get("pipeline") if run else "")
+        chosen = read_file(plan_root).get("pipeline") or chosen
     return str(chosen or DEFAULT)
 
 

@@ -69,8 +69,9 @@ class StatusBook:
             # A person set the failed task OPEN in its files: its caps start over, as after
             # `taskhand reopen`, or it would fail again at once on the attempts it used up.
             self.store.reopen_task(self.run_id, task_id, "an edit of the plan files")
-        self._overview(task_id, Status.BUSY)
-        self.store.set_task(self.run_id, task_id, Status.BUSY)
+        with lock.files(self.plan.root):  # BUSY lands whole, never inside a person's move
+            self._overview(task_id, Status.BUSY)
+            self.store.set_task(self.run_id, task_id, Status.BUSY)
 
     def claim(self, task_id: str) -> None:
         """Claim: the task file says BUSY, with a fresh timestamp, before any work."""
