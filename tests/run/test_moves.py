@@ -418,3 +418,42 @@ def test_the_pipeline_is_read_from_the_plans_own_settings_file(tmp_path: Path) -
     assert standing.SETTINGS == config.FILE
     assert standing.plan_pipeline(lives(tmp_path, "markdown").plan, None) == "full"
     assert standing.plan_pipeline(tmp_path, None) == "default"
+
+
+# Each move from a status that does not open it: (move, status, waiting).
+NOT_OPEN = [
+    ("submit", L.READY, False),
+    ("answer", L.PLANNED, True),
+    ("respond", L.PLANNED, True),
+    ("approve", L.PROTOTYPE, True),
+    ("revise", L.DRAFT, False),
+    ("comment", L.PARKED, True),
+    ("accept", L.PLANNED, True),
+    ("reopen", L.READY, False),
+    ("park", L.DONE, False),
+]
+
+
+@pytest.mark.parametrize(("name", "status", "waiting"), NOT_OPEN)
+def test_a_move_its_status_does_not_open_is_refused_with_the_open_ones(
+    tmp_path: Path, name: str, status: Lifecycle, waiting: bool
+) -> None:
+    life = lives(tmp_path, "markdown")
+    one, _ = life.ids
+    life.put(one, status, waiting=waiting, reason="why")
+    calls = {
+        "submit": lambda: moves.submit(one, life.plan),
+        "answer": lambda: moves.answer(one, "Q1", "a", plan_path=life.plan),
+        "respond": lambda: moves.respond(one, "x", life.plan),
+        "approve": lambda: moves.approve(one, life.plan),
+        "revise": lambda: moves.revise(one, "x", life.plan),
+        "comment": lambda: moves.comment(one, "x", life.plan),
+        "accept": lambda: moves.accept(one, life.plan),
+        "reopen": lambda: moves.reopen(one, life.plan),
+        "park": lambda: moves.park(one, "x", life.plan),
+    }
+    message = refused(life, calls[name], f"{one} is {status}", f"{name} is not open there")
+    if status is L.DONE:
+        assert message.endswith("(fix: none: it is finished)")
+    else:
+        assert "the moves open are: taskhand " in message
