@@ -5,5 +5,6 @@ import http.server
 import os
 
 handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=os.getcwd())
-server = http.server.ThreadingHTTPServer(("127.0.0.1", int(os.environ.get("PORT", "8000"))), handler)
+address = ("127.0.0.1", int(os.environ.get("PORT", "8000")))
+server = http.server.ThreadingHTTPServer(address, handler)
 server.serve_forever()
