@@ -63,7 +63,18 @@ class Story:
 
 
 def is_found(criterion: Criterion) -> bool:
-    return criterion.text.lstrip().lower().startswith(FOUND)
+    return criterion.tag == "found" or criterion.text.lstrip().lower().startswith(FOUND)
+
+
+def qa_screenshots(folder: Path, criteria: Sequence[Criterion]) -> dict[str, Path]:
+    """The screenshots qa left in `folder` (the task's artifacts), by the `[found]` criterion
+    each proves: criterion N (numbered from 1, as qa's prompt numbers them) is `found-N.png`."""
+    found = {}
+    for number, criterion in enumerate(criteria, start=1):
+        shot = folder / f"found-{number}.png"
+        if is_found(criterion) and shot.is_file():
+            found[criterion.text] = shot
+    return found
 
 
 def render(story: Story) -> str:

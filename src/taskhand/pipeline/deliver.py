@@ -11,21 +11,22 @@ from __future__ import annotations
 import dataclasses
 
 from taskhand.delivery import DeliveryError, preflight, remote
-from taskhand.delivery.body import Judgement, Story, TaskFacts
+from taskhand.delivery.body import Judgement, Story, TaskFacts, qa_screenshots
 from taskhand.delivery.ship import Target, ship
 from taskhand.pipeline.harness import Harness
 from taskhand.pipeline.work import Ended, Work
 from taskhand.plan.model import Plan, Status, Task
+from taskhand.state import documents
 from taskhand.state.deliveries import RUN
+from taskhand.state.documents import Documents
 from taskhand.state.events import EventKind
-from taskhand.state.records import Attempt, AttemptStatus, DeliveryState
+from taskhand.state.records import Attempt, AttemptStatus, DeliveryState, Lifecycle
 from taskhand.text import shorten
 from taskhand.unit import Case, Role
 from taskhand.workspace import git, refs
 
 PREFIX = "deliver: "  # how a delivery's failure reads as a task's reason
 BODY_FILE = "pr-body.md"
-_ON_THE_REMOTE = (DeliveryState.PUSHED, DeliveryState.OPENED)
 
 
 def deliver(h: Harness, work: Work) -> Ended | None:
@@ -33,24 +34,27 @@ def deliver(h: Harness, work: Work) -> Ended | None:
     if not h.config.deliver.per_task:
         return None
     assert work.landed is not None, "deliver runs after the work landed (integrate)"
-    story = default_story(h, work.task, work.attempt)
+    task = work.task
+    h.track.enter(task, Lifecycle.DONE)  # a failure parks it here: reopen delivers again
     try:
-        url = deliver_task(h, work.task, work.attempt, story)
+        told = task_story(h, work.plan, task, work.attempt)
+        url = deliver_task(h, task, work.attempt.branch, work.candidate, told)
     except (DeliveryError, git.GitError) as exc:
         return Ended(Status.FAIL, PREFIX + h.redact(str(exc)))
-    return Ended(Status.DONE, f"{work.landed} (delivered: {url})")
+    resolution = f"{work.landed} (delivered: {url})"
+    h.track.move(task, Lifecycle.DELIVERED, reason=resolution, pr=url)
+    return Ended(Status.DONE, resolution)
 
 
-def deliver_task(h: Harness, task: Task, attempt: Attempt, story: Story) -> str:
-    """Push the branch of the task's landed `attempt` and open its pull request, told by
-    `story` (stacked when the branch stands on another task's work not merged yet); its
+def deliver_task(h: Harness, task: Task, branch: str, candidate: str, story: Story) -> str:
+    """Push `branch` (the task's, at its landed `candidate`) and open its pull request, told
+    by `story` (stacked when the branch stands on another task's work not merged yet); its
     address. A DeliveryError says why not."""
     config = h.config.deliver
-    candidate = attempt.candidate_sha
-    if attempt.status != AttemptStatus.PASSED or not candidate:
+    if not candidate:
         raise DeliveryError(f"{task.id} has no accepted work to deliver")
     base = config.base or preflight.base_branch(h.repo, h.config.base_ref, config.remote)
-    refs.create_branch_if_absent(h.repo, attempt.branch, candidate)
+    refs.create_branch_if_absent(h.repo, branch, candidate)
     below = git.resolve(h.repo, f"{candidate}^")  # the run branch the attempt started from
     into = base
     if below != h.run.base_sha and not _merged(h, base, below):
@@ -63,7 +67,7 @@ def deliver_task(h: Harness, task: Task, attempt: Attempt, story: Story) -> str:
         task.id,
         h.repo,
         remote=config.remote,
-        branch=attempt.branch,
+        branch=branch,
         base=into,
         below=below,
         owners=(task.id,),
@@ -80,9 +84,10 @@ def deliver_run(h: Harness, plan: Plan) -> Ended | None:
     if not config.per_run:
         return None
     landed = {a.task_id: a for a in h.store.attempts(h.run.id) if a.status == AttemptStatus.PASSED}
-    parts = [task_facts(h, t, landed[t.id]) for t in plan.tasks if t.id in landed]
+    done = [t for t in plan.tasks if t.id in landed]
+    parts = [task_facts(h, t, landed[t.id]) for t in done]
     title = shorten(f"{plan.code}: {plan.title}" if plan.code else plan.title, 200)
-    story = Story(title, plan.objective or plan.overview_text, tasks=parts)
+    told = Story(title, plan.objective or plan.overview_text, tasks=parts)
     try:
         base = config.base or preflight.base_branch(h.repo, h.config.base_ref, config.remote)
         target = Target(
@@ -97,35 +102,45 @@ def deliver_run(h: Harness, plan: Plan) -> Ended | None:
             title=title,
             body_file=h.state.run_dir(h.run.id) / BODY_FILE,
         )
-        url = _shipped(h, target, story)
+        url = _shipped(h, target, told)
     except (DeliveryError, git.GitError) as exc:
         return Ended(Status.FAIL, PREFIX + h.redact(str(exc)))
+    for task in done:
+        h.track.move(task, Lifecycle.DELIVERED, reason=f"delivered: {url}", pr=url)
     return Ended(Status.DONE, url)
 
 
-def default_story(h: Harness, task: Task, attempt: Attempt) -> Story:
-    """The default pipeline's facts for a task's pull request: the task's own text (its spec
-    and plan where a stage wrote them), its criteria, and the verdicts its work passed."""
-    goal = task.documents.get("spec") or task.description
+def task_story(h: Harness, plan: Plan, task: Task, attempt: Attempt) -> Story:
+    """A task's pull request as either pipeline leaves it: the spec (else the task's own
+    description) and the plan where stages wrote them, the criteria with qa's screenshots,
+    and the verdicts the landed work passed."""
+    docs = Documents(plan, h.state)
+    goal = docs.read(task, documents.SPEC) or task.description
     facts = task_facts(h, task, attempt)
-    return Story(f"{task.id}: {task.title}", goal, task.documents.get("plan", ""), (facts,))
+    return Story(f"{task.id}: {task.title}", goal, docs.read(task, documents.PLAN), (facts,))
 
 
 def task_facts(h: Harness, task: Task, attempt: Attempt) -> TaskFacts:
-    """The task's criteria and its reviewers' verdicts on the landed attempt, each with the
-    number of the unit that gave it."""
+    """The task's criteria, the screenshots qa took of its `[found]` ones, and the verdicts
+    (reviewers', qa's, the judge's) on the landed attempt, each with its unit's number."""
     entries = [e for e in h.store.ledger(h.run.id, task.id) if e.attempt_id == attempt.id]
     units = [
         u
         for u in h.store.units(h.run.id, task.id)
-        if u.attempt_id == attempt.id and u.role is Role.EVALUATOR and u.outcome is Case.DONE
+        if u.attempt_id == attempt.id and u.role.judges and u.outcome is Case.DONE
     ]
     judgements = []
     for verdict in entries[-1].verdicts if entries else []:
-        unit = next((u.id for u in reversed(units) if u.lens == verdict.lens), None)
-        role = "reviewer" if verdict.lens == "general" else f"reviewer ({verdict.lens})"
-        judgements.append(Judgement(role, verdict.accepted, verdict.concern, unit))
-    return TaskFacts(task.id, task.title, task.criteria, judgements=judgements)
+        mine = [u for u in units if verdict.lens in (u.lens, str(u.role))]
+        role = verdict.lens if verdict.lens in (Role.QA, Role.JUDGE) else "reviewer"
+        if role == "reviewer" and verdict.lens != "general":
+            role = f"reviewer ({verdict.lens})"
+        judgements.append(
+            Judgement(role, verdict.accepted, verdict.concern, mine[-1].id if mine else None)
+        )
+    shots = qa_screenshots(h.state.artifacts(h.plan_path, task.id), task.criteria)
+    walked = len(shots) if any(u.role is Role.QA for u in units) else None
+    return TaskFacts(task.id, task.title, task.criteria, shots, walked, judgements)
 
 
 def _shipped(h: Harness, target: Target, story: Story) -> str:
@@ -144,24 +159,29 @@ def _merged(h: Harness, base: str, commit: str) -> bool:
 
 
 def _stacked_on(h: Harness, task: Task, below: str, base: str) -> tuple[str, str]:
-    """The branch of the task whose landed work `below` is, and what the body says of it."""
+    """The branch of the task whose landed work `below` is, and what the body says of it. A
+    task whose own pull request is not open yet (its delivery failed) still has its branch
+    pushed, so that this one can open; its own opens when it is retried."""
     landed = [a for a in h.store.attempts(h.run.id) if a.status == AttemptStatus.PASSED]
     owner = next((a for a in landed if a.candidate_sha == below), None)
     if owner is None:
         return base, ""  # not a task's work: the contract names the commits that are not ours
     row = h.store.delivery(h.run.id, owner.task_id)
-    if row is None or row.state not in _ON_THE_REMOTE:
-        raise DeliveryError(
-            f"{task.id}'s branch stands on {owner.task_id}'s work, which is not delivered yet",
-            fix=f"taskhand reopen {owner.task_id} to deliver it first, then {task.id}",
+    if row is not None and row.state is DeliveryState.OPENED:
+        where = row.pr_url
+    else:
+        refs.create_branch_if_absent(h.repo, owner.branch, below)
+        remote.push(h.repo, h.config.deliver.remote, owner.branch)  # as its own delivery does
+        where = (
+            f"branch {owner.branch}; its own pull request is not open yet: "
+            f"taskhand reopen {owner.task_id} opens it"
         )
     if owner.task_id in task.dependencies:
         why = f"{owner.task_id} is a dependency of {task.id}"
     else:
         why = f"{owner.task_id} ran before {task.id}, so this branch holds its commit"
-    where = row.pr_url or f"branch {row.branch}"
     text = (
         f"It goes into {owner.task_id}'s branch ({where}), which is not merged yet: {why}. "
         f"Merge that pull request first; this one shows {task.id}'s own commit only."
     )
-    return row.branch, text
+    return owner.branch, text
