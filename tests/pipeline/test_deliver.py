@@ -15,11 +15,14 @@ import pytest
 
 from taskhand.config import Delivery
 from taskhand.plan.model import Status
+from taskhand.plan.validate import validate
 from taskhand.run import feedback
 from taskhand.state.paths import StateDir
 from taskhand.state.records import DeliveryState, Lifecycle
 from taskhand.state.store import Store
+from tests.conftest import RunCli
 from tests.delivery.remotes import Remote, with_remote
+from tests.pipeline import test_full as full
 from tests.plans import md_plan, md_task
 from tests.runs import attempt, git, make_repo, run_plan, script, write
 
@@ -77,7 +80,7 @@ def creates(remote: Remote) -> int:
 
 
 def test_each_task_gets_one_pull_request_stacked_on_the_unmerged_work_below_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli: RunCli
 ) -> None:
     repo, remote, replay = project(tmp_path, monkeypatch)
     summary, record = run_plan(repo / "plan", repo, replay, settings=TASK)
@@ -122,6 +125,13 @@ def test_each_task_gets_one_pull_request_stacked_on_the_unmerged_work_below_it(
     assert [e.data["url"] for e in record.of("delivered")] == [one["url"], two["url"], three["url"]]
     assert only_allowed_calls(remote) and creates(remote) == 3
     assert remote.tip("main") == git(repo, "rev-parse", "main").strip()
+    # Where a person reads it: show's resolution, stats' PR column.
+    shown = json.loads(run_cli("show", repo / "plan", "--json").output)
+    assert shown["tasks"][0]["resolution"] == resolution
+    stats = json.loads(run_cli("stats", "--repo", repo, "--json").output)
+    assert {r["task_id"]: r["pr"] for r in stats["tasks"]} == {
+        t: prs[names[t]]["url"] for t in ("T-001", "T-002", "T-003")
+    }
 
 
 def test_a_gh_failure_fails_the_task_and_reopen_retries_only_the_delivery(
@@ -187,7 +197,7 @@ def test_a_run_killed_inside_delivery_resumes_without_a_second_pull_request(
 
 
 def test_one_pull_request_for_the_run_once_every_task_is_done(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, run_cli: RunCli
 ) -> None:
     repo, remote, replay = project(tmp_path, monkeypatch)
     monkeypatch.setenv("FAKE_GH_FAIL", "pr create")
@@ -216,4 +226,39 @@ def test_one_pull_request_for_the_run_once_every_task_is_done(
         ("T-001", "T-002", "T-003"), Lifecycle.DELIVERED
     )
     assert only_allowed_calls(remote)
+    stats = json.loads(run_cli("stats", "--repo", repo, "--json").output)
+    assert {r["pr"] for r in stats["tasks"]} == {pr["url"]}
     assert json.loads((remote.state / "prs.json").read_text())[0]["state"] == "OPEN"
+
+
+@pytest.mark.parametrize("dialect", ["markdown", "tasktrack"])
+def test_the_full_pipeline_delivers_with_its_spec_plan_and_verdicts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dialect: str
+) -> None:
+    repo = full.plan_repo(tmp_path, dialect, kind="logic")
+    remote = with_remote(repo, tmp_path, monkeypatch)
+    task = full.task_id(dialect)
+    roles = {
+        "writer": [{"resolution": "# Spec\n\nA toggle in the header."}],
+        "planner": [{"resolution": "1. Write toggle.txt."}],
+    }
+    script_path = full.replay(tmp_path, task, roles)
+    settings = {"pipeline": "full", "autonomy": "full", "deliver": Delivery("task")}
+    summary, _ = run_plan(repo / "plan", repo, script_path, settings=settings)
+    assert summary.status == "completed", summary.message
+    [pr] = remote.prs()
+    assert "## Goal\n\n# Spec\n\nA toggle in the header." in pr["body"]
+    assert "## Plan\n\n1. Write toggle.txt." in pr["body"]
+    assert "- [x] ✓ `$ test -f toggle.txt` passes" in pr["body"]
+    assert "- [ ] [found] the toggle shows in the header" in pr["body"]
+    assert "qa walked 0 of 1 [found] criteria in the browser." in pr["body"]
+    with store_of(repo) as store:
+        units = {str(u.role): u.id for u in store.units(summary.run_id, task)}
+        life = store.life(str((repo / "plan").resolve()), task)
+    assert f"- ✓ qa (unit {units['qa']}) accepts" in pr["body"]
+    assert f"- ✓ judge (unit {units['judge']}) accepts" in pr["body"]
+    assert life is not None and (life.status, life.pr) == (Lifecycle.DELIVERED, pr["url"])
+    if dialect == "tasktrack":  # the Resolution field carries the address, the file stays valid
+        text = (repo / "plan" / "FOO-1.md").read_text()
+        assert f"(delivered: {pr['url']})" in text.split("**Resolution**:")[1]
+        assert validate(repo / "plan").ok

@@ -25,7 +25,11 @@ ASK_SECONDS = 120.0
 OUTPUT_LIMIT = 256 * 1024
 # Settings a push takes from the user's own configuration (git.HARDENING blanks them).
 USERS_OWN = ("core.sshCommand", "core.askPass", "credential.helper")
-_REDIRECTING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
+# Variables that would point git at another repository than the -C folder (as in a hook).
+_REDIRECTING = (
+    *("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX"),
+    *("GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE"),
+)
 
 
 def url(repo: Path, remote: str) -> str | None:

@@ -33,8 +33,9 @@ def deliver(h: Harness, work: Work) -> Ended | None:
     """Open the task's pull request (`[deliver] per = "task"`); else pass the work on."""
     if not h.config.deliver.per_task:
         return None
-    assert work.landed is not None, "deliver runs after the work landed (integrate)"
     task = work.task
+    if work.landed is None:  # a pipeline that reached here without landing its work
+        return Ended(Status.FAIL, f"{PREFIX}{task.id}'s work is not on the run branch")
     h.track.enter(task, Lifecycle.DONE)  # a failure parks it here: reopen delivers again
     try:
         told = task_story(h, work.plan, task, work.attempt)
@@ -85,6 +86,8 @@ def deliver_run(h: Harness, plan: Plan) -> Ended | None:
         return None
     landed = {a.task_id: a for a in h.store.attempts(h.run.id) if a.status == AttemptStatus.PASSED}
     done = [t for t in plan.tasks if t.id in landed]
+    if not done:  # every task was done before this run: it has nothing to deliver
+        return None
     parts = [task_facts(h, t, landed[t.id]) for t in done]
     title = shorten(f"{plan.code}: {plan.title}" if plan.code else plan.title, 200)
     told = Story(title, plan.objective or plan.overview_text, tasks=parts)
