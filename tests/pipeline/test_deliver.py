@@ -13,16 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from taskhand.config import Delivery
+from taskhand.config import AppConfig, Delivery
 from taskhand.plan.model import Status
 from taskhand.plan.validate import validate
 from taskhand.run import feedback
 from taskhand.state.paths import StateDir
 from taskhand.state.records import DeliveryState, Lifecycle
 from taskhand.state.store import Store
+from tests.agents.pictures import APP_PAGE, SERVE, assert_shows_the_app, needs_browser
 from tests.conftest import RunCli
 from tests.delivery.remotes import Remote, with_remote
 from tests.pipeline import test_full as full
+from tests.pipeline import test_full_browser as browser
 from tests.plans import md_plan, md_task
 from tests.runs import attempt, git, make_repo, run_plan, script, write
 
@@ -262,3 +264,40 @@ def test_the_full_pipeline_delivers_with_its_spec_plan_and_verdicts(
         text = (repo / "plan" / "FOO-1.md").read_text()
         assert f"(delivered: {pr['url']})" in text.split("**Resolution**:")[1]
         assert validate(repo / "plan").ok
+
+
+@needs_browser
+def test_the_pull_request_lists_qas_screenshots_of_the_found_criteria(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    body_text = f"## Description\nA search box.\n\n## Acceptance criteria\n{browser.FOUND}"
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "index.html": APP_PAGE,
+            "plan/overview.md": "# Bookmarks\n\n## Goal\nFind bookmarks.\n",
+            "plan/T-001-search.md": md_task("T-001", "Search box", body_text, kind="logic"),
+        },
+    )
+    remote = with_remote(repo, tmp_path, monkeypatch)
+    shots = [{"screenshot": "found-2"}, {"screenshot": "found-3"}]
+    qa = [{"actions": shots, "verdict": "accept", "concern": "Both behaviours show."}]
+    tasks = {"T-001": [{"actions": [write("search.txt", "on\n")], "resolution": "Added it."}]}
+    replay = tmp_path / "replay.json"
+    replay.write_text(json.dumps({"tasks": tasks, "roles": {"T-001": {"qa": qa}}}))
+    settings = {
+        "pipeline": "full",
+        "autonomy": "full",
+        "app": AppConfig(start=SERVE),
+        "deliver": Delivery("task"),
+    }
+    summary, record = run_plan(repo / "plan", repo, replay, settings=settings)
+    assert summary.status == "completed", record.steps()
+    [pr] = remote.prs()
+    assert (
+        "- [x] ✓ [found] the page shows how many bookmarks are saved (screenshot: `found-2.png`)\n"
+        "- [x] ✓ [found] a search shows its results (screenshot: `found-3.png`)\n\n"
+        "qa walked 2 of 2 [found] criteria in the browser."
+    ) in pr["body"]
+    artifacts = StateDir.for_repo(repo).artifacts(repo / "plan", "T-001")
+    assert_shows_the_app(artifacts / "found-2.png")
