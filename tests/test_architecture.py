@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("__main__", "cli", "board", "demo"),
     ("run", "views"),
     ("pipeline",),
-    ("agents", "gates", "prompts"),
+    ("agents", "gates", "prompts", "delivery"),
     ("workspace", "state", "host"),
     ("config", "settings"),  # settings.py is being merged into config.py
     ("plan",),

@@ -16,6 +16,8 @@ class UserError(Exception):
     split off, so `str()` gives back exactly the message and `fix` holds the how.
     """
 
+    exit_code = 1  # what the command line exits with; a setup a run cannot start in says 2
+
     def __init__(self, what: str, *, where: str = "", fix: str = "") -> None:
         if not fix:
             what, fix = split_fix(what)

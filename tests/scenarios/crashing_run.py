@@ -4,7 +4,7 @@ For tests/scenarios/test_resume.py: a real process dies, with no chance to clean
 where the test says. State goes to $TASKHAND_HOME.
 
     python tests/scenarios/crashing_run.py start|resume PLAN REPO SCRIPT \
-        [--kill SPEC] [--heard FILE]
+        [--kill SPEC] [--heard FILE] [--deliver task|run]
 
 SPEC picks the point; the process kills itself right after it:
 
@@ -107,13 +107,16 @@ def main() -> int:
     parser.add_argument("script", type=Path)
     parser.add_argument("--kill")
     parser.add_argument("--heard", type=Path)
+    parser.add_argument("--deliver", default="off", help="off, task or run: pull requests")
     args = parser.parse_args()
     if args.kill and args.kill.startswith("call:"):
         kill_after_call(args.kill)
     killer = Killer(args.kill, args.heard)
     try:
         if args.mode == "start":
-            config = runconfig.RunConfig(agent="replay", script=str(args.script))
+            config = runconfig.RunConfig(
+                agent="replay", script=str(args.script), deliver=runconfig.Delivery(args.deliver)
+            )
             summary = launch.start(args.plan, config, killer, args.repo)
         else:
             summary = launch.resume(None, killer, args.repo)

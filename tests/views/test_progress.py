@@ -62,6 +62,10 @@ WATCHED: list[tuple[EventKind, str | None, dict[str, Any], str | None]] = [
      "by": "harness"}, "  T-1: plan -> planned (waits for a person)"),
     (EventKind.QUESTION_ASKED, "T-1", {"number": 1, "text": "Where?", "options": ["Header",
      "Settings"], "stage": "spec"}, "  T-1: asks Q1: Where? ((a) Header, (b) Settings)"),
+    (EventKind.DELIVERED, "T-1", {"url": "https://x/pull/3", "branch": "taskhand/T-1-a",
+     "base": "main"}, "  T-1: pull request https://x/pull/3"),
+    (EventKind.DELIVERED, None, {"url": "https://x/pull/4", "branch": "taskhand/run-1",
+     "base": "main"}, "  the run: pull request https://x/pull/4"),
     (EventKind.RUN_INTERRUPTED, None, {"signal": "SIGINT"}, None),
     (EventKind.RUN_FINISHED, None, {"status": "completed", "message": "all done"}, None),
 ]  # fmt: skip

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from taskhand.errors import split_fix
+from taskhand.errors import UserError, split_fix
 from taskhand.plan.problems import PlanError, Problem
 from taskhand.text import dumps, printable
 
@@ -52,6 +52,18 @@ class UsageFailure(Failure):
     """A command line click could not parse (an unknown option, a bad value); exit code 2."""
 
     exit_code = 2
+
+
+class SetupFailure(Failure):
+    """A setup a run cannot start in (delivery's remote, `gh`, the base branch); exit code 2."""
+
+    exit_code = 2
+
+
+def from_user_error(exc: UserError, as_json: bool) -> Failure:
+    """An expected failure in the one style, with the exit code the error asks for."""
+    shape = SetupFailure if exc.exit_code == SetupFailure.exit_code else Failure
+    return shape(str(exc), as_json)
 
 
 def wants_json(args: Sequence[str]) -> bool:

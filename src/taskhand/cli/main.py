@@ -213,7 +213,7 @@ class Group(click.Group):
         except PlanError as exc:
             raise cli_errors.from_plan_error(exc, as_json) from None
         except UserError as exc:  # an expected failure: one line naming what and the fix
-            raise Failure(str(exc), as_json=as_json) from None
+            raise cli_errors.from_user_error(exc, as_json) from None
         except Exception as exc:
             if os.environ.get("TASKHAND_DEBUG"):
                 raise

@@ -59,10 +59,21 @@ class Delivery:
 
     per: str = "off"  # off, task, run
     remote: str = "origin"
+    # The branch pull requests go into, as the run's preflight named it ("": the run's base
+    # names it when delivery begins); kept in the run's record, so a resumed run agrees.
+    base: str = ""
 
     @property
     def on(self) -> bool:
         return self.per != "off"
+
+    @property
+    def per_task(self) -> bool:
+        return self.per == "task"
+
+    @property
+    def per_run(self) -> bool:
+        return self.per == "run"
 
 
 @dataclass

@@ -1,4 +1,5 @@
-"""The integrate stage: an accepted candidate lands on the run branch, and the task is done.
+"""The integrate stage: an accepted candidate lands on the run branch; the task is done once
+the stages after it (deliver) pass it on.
 
 The run branch is checked first: one an agent moved is put back, and this candidate is not
 built on.
@@ -9,7 +10,6 @@ from __future__ import annotations
 from taskhand.pipeline.gate import gates
 from taskhand.pipeline.harness import Harness, case_json
 from taskhand.pipeline.work import Ended, Work
-from taskhand.plan.model import Status
 from taskhand.state.events import EventKind
 from taskhand.state.ledger import Entry, LedgerOutcome
 from taskhand.state.records import AttemptStatus
@@ -31,4 +31,5 @@ def integrate(h: Harness, work: Work) -> Ended | None:
     resolution = h.end_attempt(attempt, AttemptStatus.PASSED, resolution, entry)
     refs.move_branch(h.repo, h.run.run_branch, work.candidate, work.base)
     h.emit(EventKind.INTEGRATED, task.id, sha=work.candidate)
-    return Ended(Status.DONE, resolution)
+    work.landed = resolution  # done, unless a stage after this one (deliver) says otherwise
+    return None

@@ -1,7 +1,8 @@
 """The attempt in flight, as the stages see it, and how an attempt ends.
 
 A stage is a function `(harness, work) -> Ended | None`: None passes the work to the next stage
-of the pipeline, an `Ended` ends the attempt (and, with a status, the task).
+of the pipeline, an `Ended` ends the attempt (and, with a status, the task). Work that landed
+and meets no stage that ends it concludes the task done.
 """
 
 from __future__ import annotations
@@ -51,6 +52,9 @@ class Work:
     # What the prompts show besides the task, read once at the attempt's start: later stages
     # must not see conventions the worker's unit rewrote in the workspace.
     context: prompts.Context | None = None
+    # The resolution the work landed with, once integrate put it on the run branch: a pipeline
+    # whose later stages (deliver) all pass it on concludes the task done with this.
+    landed: str | None = None
 
     @property
     def base(self) -> str:

@@ -1,5 +1,6 @@
 """One attempt at a task: opened (or a paused one resumed) on the integrated base, given its
-own workspace, and taken through the pipeline's stages until one ends it.
+own workspace, and taken through the pipeline's stages until one ends it. A task whose work
+landed already goes through the stages after landing alone (a delivery's retry).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from taskhand.gates import GateResult
 from taskhand.pipeline import lifecycle, stages
 from taskhand.pipeline.harness import Harness, case_json
 from taskhand.pipeline.work import Ended, Stage, Work
-from taskhand.plan.model import Plan, Task
+from taskhand.plan.model import Plan, Status, Task
 from taskhand.plan.templates import slug
 from taskhand.state.events import EventKind
 from taskhand.state.records import Attempt, AttemptStatus
@@ -34,6 +35,9 @@ def attempt(
     h.guard.check_refs(task.id)  # put back, so the attempt starts from what was integrated
     base = h.guard.head()[0]
     earlier = h.store.attempts(h.run.id, task.id)
+    landed = _landed(h, earlier, base)
+    if landed is not None:  # its work is on the run branch: only what comes after is left
+        return _after_landing(h, pipeline, plan, book, task, landed)
     paused = _paused(earlier, base)
     if paused is not None:  # before a new attempt is opened: the paused one goes on
         return _resume(h, pipeline, plan, book, task, paused)
@@ -65,6 +69,8 @@ def _through(h: Harness, pipeline: Sequence[Stage], work: Work, first: int) -> E
             number, at = work.attempt.number, stages.name(stage)
             h.emit(EventKind.ATTEMPT_PAUSED, work.task.id, attempt=number, case=case, stage=at)
         return ended
+    if work.landed is not None:  # landed, and no stage after it objected: done
+        return Ended(Status.DONE, work.landed)
     names = ", ".join(stages.name(s) for s in pipeline)
     raise RuntimeError(f"the pipeline ({names}) ended without concluding the attempt")
 
@@ -95,6 +101,18 @@ def _resume(
         return _through(h, pipeline, work, stages.index_of(pipeline, stage))
 
 
+def _after_landing(
+    h: Harness, pipeline: Sequence[Stage], plan: Plan, book: StatusBook, task: Task, landed: Attempt
+) -> Ended:
+    """Take a task whose work landed through the stages after landing (deliver) alone."""
+    resolution = landed.reason or f"{task.title}: done"
+    outcome = Outcome(Case.DONE, resolution=resolution)
+    candidate = landed.candidate_sha or ""
+    with _workspace_at(h, task, landed, candidate) as ws:
+        work = Work(plan, book, task, landed, ws, None, outcome, candidate, landed=resolution)
+        return _through(h, stages.after_landing(pipeline), work, 0)
+
+
 @contextmanager
 def _workspace_at(h: Harness, task: Task, opened: Attempt, sha: str) -> Iterator[Workspace]:
     """The attempt's workspace at `sha` while the block runs, then gone with its index."""
@@ -113,6 +131,15 @@ def _paused(earlier: list[Attempt], base: str) -> Attempt | None:
     last = ended[-1] if ended else None
     usable = last is not None and last.status == AttemptStatus.PAUSED and last.candidate_sha
     return last if usable and last is not None and last.base_sha == base else None
+
+
+def _landed(h: Harness, earlier: list[Attempt], head: str) -> Attempt | None:
+    """The task's last attempt when it passed and its candidate is on the run branch."""
+    ended = [a for a in earlier if a.status != AttemptStatus.INTERRUPTED]
+    last = ended[-1] if ended else None
+    if last is None or last.status != AttemptStatus.PASSED or not last.candidate_sha:
+        return None
+    return last if git.is_ancestor(h.repo, last.candidate_sha, head) else None
 
 
 def _building_on(h: Harness, earlier: list[Attempt], base: str) -> Attempt | None:

@@ -20,7 +20,7 @@ from taskhand.pipeline.work import Stage
 from taskhand.plan.model import Plan, Status
 from taskhand.run import lookup
 from taskhand.run.loop import Listener, Runner
-from taskhand.run.preflight import load
+from taskhand.run.preflight import check_delivery, load
 from taskhand.state import lock
 from taskhand.state.events import Event, EventKind
 from taskhand.state.paths import StateDir
@@ -86,6 +86,7 @@ def start(
             state.run_dir(done.id),
             already_completed=True,
         )
+    config = check_delivery(root, config)  # before anything is made: exit 2 with the fix
     agent = _agents(plan, config)
     box, warning = _sandbox(config)
     with (
@@ -149,7 +150,7 @@ def resume(
     root, state, store = lookup.open_store(repo)
     with store:
         run = lookup.pick(store, run_id, root)
-    config = RunConfig.from_json(run.config)
+    config = check_delivery(root, RunConfig.from_json(run.config))
     agent = _agents(load(Path(run.plan_path)), config)
     box, warning = _sandbox(config)
     plan_root = Path(run.plan_path)

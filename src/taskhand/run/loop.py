@@ -17,6 +17,7 @@ from taskhand.agents.base import Agent
 from taskhand.agents.executor import LocalExecutor
 from taskhand.config import RunConfig, Summary
 from taskhand.host.sandbox import NONE
+from taskhand.pipeline.deliver import deliver_run
 from taskhand.pipeline.harness import Harness, Listener
 from taskhand.pipeline.lifecycle import pipeline_of
 from taskhand.pipeline.stages import PIPELINES
@@ -189,6 +190,8 @@ class Runner:
         )
         if not logged:  # the run died between moving the branch and saying so
             self.h.emit(EventKind.INTEGRATED, task_id, sha=candidate)
+        if self.config.deliver.per_task:
+            return None  # its delivery is left: the task resumes after landing (run/attempt.py)
         resolution = last.reason or "done"
         self.h.step("TaskTrack STEP: Conclude")
         book.conclude(task_id, Status.DONE, resolution)
@@ -249,6 +252,12 @@ class Runner:
 
     def finish(self, reason: Exit) -> Summary:
         self.h.step(reason.message)
+        if reason is Exit.PLAN_COMPLETED:  # with delivery per run, the run's pull request
+            delivered = deliver_run(self.h, self.load_plan())
+            if delivered is not None and delivered.status is Status.FAIL:
+                return self.stop(RunStatus.FAILED, delivered.text)
+            if delivered is not None:
+                return self.stop(RunStatus.COMPLETED, f"{reason.message}: {delivered.text}")
         return self.stop(RUN_STATUS[reason], reason.message)
 
     def stop(self, status: RunStatus, message: str) -> Summary:

@@ -7,9 +7,11 @@ with the plan's own problems; their errors stop `run`; `show` and `next` still r
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import posixpath
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from taskhand.agents import NAMES as AGENTS
 from taskhand.gates.runnable import Repo, check_commands
@@ -17,6 +19,9 @@ from taskhand.plan import templates
 from taskhand.plan import validate as plan_validation
 from taskhand.plan.model import Plan
 from taskhand.plan.problems import Collector, Problem
+
+if TYPE_CHECKING:  # validate loads no config: only a run's check needs it
+    from taskhand.config import RunConfig
 
 RULES = frozenset({"program", "shell-syntax", "scope-path", "agent", "settings", "template"})
 # The plan's settings file, as config.FILE names it (a test holds the two equal): a plan without
@@ -36,6 +41,17 @@ def load(path: Path) -> Plan:
     """The plan at `path` as a run needs it: its own rules and the preflight rules passed, or a
     PlanError that lists every problem found."""
     return validate(path).require()
+
+
+def check_delivery(repo: Path, config: RunConfig) -> RunConfig:
+    """With delivery on: `config` naming the branch pull requests go into, once a remote, `gh`
+    logged in and that branch on the remote are there; else a delivery.SetupError (exit 2)."""
+    if not config.deliver.on:
+        return config
+    from taskhand.delivery import preflight as delivery  # only a run that delivers loads it
+
+    base = delivery.check(repo, config.deliver, config.base_ref)
+    return dataclasses.replace(config, deliver=dataclasses.replace(config.deliver, base=base))
 
 
 def check(plan: Plan) -> list[Problem]:

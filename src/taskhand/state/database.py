@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin, get_type_h
 from taskhand.state.events import Event
 from taskhand.state.records import (
     Attempt,
+    DeliveryRow,
     Gate,
     Question,
     Remark,
@@ -48,6 +49,7 @@ SOURCES = {
     TaskLife: "lifecycle",
     Question: "questions",
     Remark: "remarks",
+    DeliveryRow: "deliveries",
 }
 
 

@@ -46,6 +46,7 @@ class EventKind(StrEnum):
     VIOLATION = "violation"  # a run branch was moved; it was put back
     TASK_MOVED = "task_moved"  # a task's lifecycle status changed, by the harness or a person
     QUESTION_ASKED = "question_asked"  # the interview: a question with lettered options
+    DELIVERED = "delivered"  # a pull request is open for a task (or for the run)
 
 
 @dataclass(frozen=True)
@@ -214,6 +215,13 @@ class QuestionAsked:
     stage: str  # the status the task returns to once no question is open
 
 
+@dataclass(frozen=True)
+class Delivered:
+    url: str  # the pull request's address
+    branch: str
+    base: str  # the branch it goes into
+
+
 Payload = (
     RunStarted
     | RunResumed
@@ -238,6 +246,7 @@ Payload = (
     | Violation
     | TaskMoved
     | QuestionAsked
+    | Delivered
 )
 
 P = TypeVar("P", bound=Payload)
@@ -271,6 +280,7 @@ PAYLOADS: dict[EventKind, type[Payload]] = {
     EventKind.VIOLATION: Violation,
     EventKind.TASK_MOVED: TaskMoved,
     EventKind.QUESTION_ASKED: QuestionAsked,
+    EventKind.DELIVERED: Delivered,
 }
 
 

@@ -155,12 +155,26 @@ def _m005_lifecycle(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m006_deliveries(conn: sqlite3.Connection) -> None:
+    """Each delivery of a run (a task's pull request, or the run's own with task_id ''):
+    written before and after each step outside, so a killed run never opens a second PR."""
+    _run(
+        conn,
+        """CREATE TABLE deliveries (run_id TEXT NOT NULL REFERENCES runs (id),
+            task_id TEXT NOT NULL, branch TEXT NOT NULL, base TEXT NOT NULL,
+            pr_url TEXT NOT NULL DEFAULT '', state TEXT NOT NULL,
+            reason TEXT NOT NULL DEFAULT '', updated TEXT NOT NULL,
+            PRIMARY KEY (run_id, task_id))""",
+    )
+
+
 MIGRATIONS: list[Migration] = [
     _m001_initial,
     _m002_review,
     _m003_reopen_and_answers,
     _m004_derived_columns,
     _m005_lifecycle,
+    _m006_deliveries,
 ]
 
 

@@ -115,6 +115,30 @@ class Remark:
     at: str
 
 
+class DeliveryState(StrEnum):
+    """Where one delivery stands. Its row is written before and after each step outside
+    (the push, the pull request), so a run killed in between goes on without a second PR."""
+
+    PENDING = "pending"  # begun: branch and base chosen, nothing pushed yet
+    PUSHED = "pushed"  # the branch is on the remote; a pull request may exist: ask first
+    OPENED = "opened"  # the pull request is open and its address recorded
+    FAILED = "failed"  # a step failed, the reason says which; a retry starts over
+
+
+@dataclass(frozen=True)
+class DeliveryRow:
+    """One delivery of a run: a task's pull request, or the run's own (task_id "")."""
+
+    run_id: str
+    task_id: str
+    branch: str
+    base: str  # the branch the pull request goes into: the base, or a stacked PR's below
+    pr_url: str
+    state: DeliveryState
+    reason: str
+    updated: str
+
+
 @dataclass(frozen=True)
 class Run:
     id: str

@@ -17,6 +17,7 @@ from taskhand.plan.model import Exchange, Status, id_key
 from taskhand.state import accounting, exports
 from taskhand.state.accounting import Stats
 from taskhand.state.database import connect, now, to_json
+from taskhand.state.deliveries import DeliveryRows
 from taskhand.state.events import EventKind
 from taskhand.state.ledger import Entry, LedgerEntry, LedgerOutcome
 from taskhand.state.lifecycle import LifecycleRows
@@ -25,7 +26,7 @@ from taskhand.state.records import Attempt, AttemptStatus, Gate, Run, RunStatus,
 from taskhand.unit import Case, Role, Usage
 
 
-class Store(LifecycleRows):
+class Store(LifecycleRows, DeliveryRows):
     """The state of every run of one repository, on one connection."""
 
     @classmethod

@@ -205,6 +205,7 @@ LINES: dict[EventKind, Callable[[Any, Event], str | None] | None] = {
         f"  {e.task_id}: asks Q{p.number}: {_first_line(p.text)} "
         f"({', '.join(f'({chr(97 + i)}) {o}' for i, o in enumerate(p.options))})"
     ),
+    EventKind.DELIVERED: lambda p, e: f"  {e.task_id or 'the run'}: pull request {p.url}",
 }
 
 # The default pipeline's own statuses: its moves among them are what the steps already say.

@@ -13,7 +13,8 @@ from rich.table import Table
 from taskhand.plan import formats
 from taskhand.state import accounting
 from taskhand.state.accounting import Stats, TaskStats
-from taskhand.state.records import Run
+from taskhand.state.deliveries import RUN
+from taskhand.state.records import DeliveryState, Run
 from taskhand.state.store import Store
 from taskhand.text import shorten
 from taskhand.views.terminal import rich_text
@@ -22,10 +23,12 @@ TITLE_CHARS = 48
 
 
 def pr_of(store: Store, run_id: str, task_id: str) -> str | None:
-    """The address of the pull request that delivered `task_id` in run `run_id`, if any.
-
-    Delivery records are not in the store yet: until they are, no task has one.
-    """
+    """The address of the pull request that delivered `task_id` in run `run_id`, if any: its
+    own, else the run's (one pull request per run)."""
+    for delivered in (task_id, RUN):
+        row = store.delivery(run_id, delivered)
+        if row is not None and row.state is DeliveryState.OPENED and row.pr_url:
+            return row.pr_url
     return None
 
 
