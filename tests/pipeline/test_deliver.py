@@ -16,7 +16,7 @@ import pytest
 from taskhand.config import AppConfig, Delivery
 from taskhand.plan.model import Status
 from taskhand.plan.validate import validate
-from taskhand.run import feedback
+from taskhand.run import moves
 from taskhand.state.paths import StateDir
 from taskhand.state.records import DeliveryState, Lifecycle
 from taskhand.state.store import Store
@@ -153,7 +153,7 @@ def test_a_gh_failure_fails_the_task_and_reopen_retries_only_the_delivery(
     assert remote.tip(branches(repo)["T-001"]) is not None and remote.prs() == []
     monkeypatch.delenv("FAKE_GH_FAIL")
     for task_id in ("T-001", "T-003"):  # T-003 ran too (it needs nothing of T-001), and failed
-        feedback.reopen(task_id, repo / "plan", repo)
+        moves.reopen(task_id, repo / "plan", repo)
     second, record = run_plan(repo / "plan", repo, replay, settings=TASK)
     assert (second.run_id, second.status) == (first.run_id, "completed")
     with store_of(repo) as store:
