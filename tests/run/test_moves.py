@@ -91,6 +91,7 @@ def test_a_new_ui_task_keeps_its_kind_and_its_approved_plan_goes_to_a_prototype(
 ) -> None:
     life = lives(tmp_path, "tasktrack")
     moved = moves.new(life.plan, "Dark mode", "A toggle.", kind="ui")
+    assert "**Kind**: ui\n" in task_text(life, moved.task)  # taskhand's field in the file
     life.put(moved.task, L.PLANNED, waiting=True)
     assert moves.approve(moved.task, life.plan).after is L.PROTOTYPE
     markdown = lives(tmp_path / "md", "markdown")

@@ -25,7 +25,6 @@ from taskhand.state.status import StatusBook
 from taskhand.text import printable
 
 L = Lifecycle
-KIND = "kind"  # where a TaskTrack task, whose file has no field for it, keeps its kind
 _NUMBER = re.compile(r"^[Qq]?(\d{1,6})$")
 
 
@@ -54,8 +53,6 @@ def new(
         d.book = StatusBook(d.plan, d.store, d.book.run_id)
         written = d.plan.task(task.id)
         assert written is not None
-        if kind and d.book.in_files:
-            d.documents.write(written, KIND, kind)
         before = d.standings()[written.id]
         before = replace(before, life=replace(before.life, status=L.DRAFT))
         moved = d.land(written, before, Move.NEW, L.DRAFT, reason="a draft")
@@ -126,7 +123,7 @@ def approve(task_id: str, plan_path: Path | None = None, repo: Path | None = Non
     with desk(Move.APPROVE, plan_path, repo) as d:
         task, where = d.task(task_id, Move.APPROVE)
         d.check(Move.APPROVE, where)
-        after = lifecycle.after_plan(_with_kind(d, task))
+        after = lifecycle.after_plan(task)
         return d.land(
             task, where, Move.APPROVE, after, reason="the plan is approved", response="Approved."
         )
@@ -288,13 +285,6 @@ def _status(name: str | None) -> Lifecycle | None:
         return Lifecycle(name) if name else None
     except ValueError:  # a word of a later version
         return None
-
-
-def _with_kind(d: Desk, task: Task) -> Task:
-    """The task with its kind: a TaskTrack task keeps its kind with its documents."""
-    if task.kind is None and d.book.in_files:
-        task.kind = d.documents.read(task, KIND).strip() or None
-    return task
 
 
 def _write_checked(plan: Plan, files: dict[Path, str]) -> Plan:

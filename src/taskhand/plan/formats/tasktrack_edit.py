@@ -53,6 +53,9 @@ def render_task(task: Task) -> str:
         f"**Description**: {task.description}",
         f"**Acceptance**:\n\n{criteria}" if criteria else f"**Acceptance**: {NONE}",
     ]
+    # taskhand's extensions (tasktrack_task.EXTENSIONS), then fields it keeps as they were
+    extensions = {"Kind": task.kind, "Pipeline": task.pipeline}
+    parts += [f"**{name}**: {value}" for name, value in extensions.items() if value]
     for name, value in task.extra.items():
         parts.append(f"**{name}**: {value}")
     for exchange in task.exchanges:

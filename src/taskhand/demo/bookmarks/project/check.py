@@ -7,7 +7,7 @@ PAGE = pathlib.Path(__file__).with_name("index.html").read_text()
 
 
 def page() -> None:
-    assert "<ul id=\"list\">" in PAGE, "the list is gone"
+    assert '<ul id="list">' in PAGE, "the list is gone"
 
 
 CHECKS = {"page": page}
