@@ -217,3 +217,34 @@ def test_prototype_rounds_are_capped(tmp_path: Path) -> None:
     assert (now.status, now.resume) == (Lifecycle.PARKED, "prototype")
     assert now.reason == "the prototype's 2 rounds are used up"
     assert roles_of(repo, summary.run_id, "T-001") == []
+
+
+def answer_by_hand(repo: Path, task: str, response: str) -> None:
+    """What a person does by hand in a TaskTrack plan: a Response below the Request, OPEN."""
+    path = repo / "plan" / f"{task}.md"
+    text = path.read_text().replace("**Status**: WAIT", "**Status**: OPEN")
+    path.write_text(text.rstrip("\n") + f"\n\n**Response**: {response}\n")
+    overview = repo / "plan" / "FOO-TaskTrack.md"
+    overview.write_text(overview.read_text().replace(f"[WAIT] {task}", f"[OPEN] {task}"))
+    assert validate(repo / "plan").ok
+
+
+def test_a_response_written_by_hand_is_the_move_it_stands_for(tmp_path: Path) -> None:
+    repo = plan_repo(tmp_path, "tasktrack", kind="logic")
+    script = replay(
+        tmp_path, "FOO-1", {"planner": [{"resolution": "Plan A."}, {"resolution": "Plan B."}]}
+    )
+    summary, _ = run_plan(repo / "plan", repo, script, settings={"pipeline": "full"})
+    assert life(repo, "FOO-1").status == Lifecycle.PLANNED
+    answer_by_hand(repo, "FOO-1", "Split the plan in two steps.")  # not an approval: changes
+    summary = launch.resume(summary.run_id, Recorder(), repo)
+    assert (life(repo, "FOO-1").status, summary.status) == (Lifecycle.PLANNED, "waiting")
+    artifacts = StateDir.for_repo(repo).artifacts(repo / "plan", "FOO-1")
+    assert (artifacts / "plan.md").read_text() == (
+        "Plan B.\n\n### Review\n\nSplit the plan in two steps.\n"
+    )
+    answer_by_hand(repo, "FOO-1", "Approved.")
+    summary = launch.resume(summary.run_id, Recorder(), repo)
+    assert summary.status == "completed"
+    assert roles_of(repo, summary.run_id, "FOO-1")[-4:] == ["tester", "implementer", "qa", "judge"]
+    assert validate(repo / "plan").ok

@@ -7,10 +7,12 @@ from __future__ import annotations
 
 from taskhand.pipeline import lifecycle
 from taskhand.pipeline.harness import Harness
+from taskhand.pipeline.lifecycle import Move
 from taskhand.pipeline.track import Tracker
 from taskhand.pipeline.work import Ended
-from taskhand.plan.model import Plan, Status, Task
-from taskhand.state.records import Lifecycle
+from taskhand.plan.model import Dialect, Plan, Status, Task
+from taskhand.state.documents import Documents
+from taskhand.state.records import Lifecycle, TaskLife
 
 
 def screened(track: Tracker, plan: Plan, statuses: dict[str, Status]) -> dict[str, Status]:
@@ -22,9 +24,67 @@ def screened(track: Tracker, plan: Plan, statuses: dict[str, Status]) -> dict[st
         if not track.full(task) or shown.get(task.id) is not Status.OPEN:
             continue
         life = track.life(plan, task)
-        if not lifecycle.workable(life):
+        if not lifecycle.workable(life) and not answered_by_hand(plan, task, life):
             shown[task.id] = Status.DONE if life.status in lifecycle.FINAL else Status.WAIT
     return shown
+
+
+def answered_by_hand(plan: Plan, task: Task, life: TaskLife) -> bool:
+    """A TaskTrack task a person answered in its file, as the spec's feedback procedure says
+    (a Response below the Request, status OPEN), while its record still waits for them."""
+    last = task.exchanges[-1] if task.exchanges else None
+    return (
+        plan.dialect is Dialect.TASKTRACK
+        and life.waiting
+        and task.status is Status.OPEN
+        and last is not None
+        and last.response is not None
+    )
+
+
+def adopt_hand_answers(h: Harness, plan: Plan) -> None:
+    """Take each Response a person wrote by hand as the move it stands for: an answer to the
+    open question; an approval or acceptance when it says so ("approved", "ok", ...), else
+    the changes it asks for; a reopen of a parked task."""
+    key = h.track.plan_key
+    for task in plan.tasks:
+        life = h.track.life(plan, task)
+        if not h.track.full(task) or not answered_by_hand(plan, task, life):
+            continue
+        text = (task.exchanges[-1].response or "").strip()
+        agrees = text.lower().strip(" .!") in AGREEMENTS
+        docs = Documents(plan, h.state)
+        by = "a Response in the task file"
+        if life.status is Lifecycle.NEEDS_INPUT:
+            for q in [q for q in h.store.questions(key, task.id) if q.open]:
+                letter = text.lower().strip("() .")
+                index = ord(letter) - ord("a") if len(letter) == 1 else -1
+                chosen = letter if 0 <= index < len(q.options) else ""
+                h.store.answer(key, task.id, q.number, chosen, "" if chosen else text)
+            docs.show_questions(task, h.store.questions(key, task.id))
+            back = Lifecycle(life.resume) if life.resume else Lifecycle.SPEC
+            h.track.move(task, back, reason=by)
+        elif life.status is Lifecycle.PLANNED and agrees:
+            h.track.move(task, lifecycle.after_plan(task), reason=by)
+        elif life.status is Lifecycle.PLANNED:
+            docs.add_review(task, text)
+            h.store.remark(key, task.id, str(Move.REVISE), text)
+            h.track.move(task, Lifecycle.PLAN, reason=by)
+        elif life.status is Lifecycle.PROTOTYPE and agrees:
+            h.track.move(task, Lifecycle.READY, reason=by)
+        elif life.status is Lifecycle.PROTOTYPE:
+            h.store.remark(key, task.id, str(Move.COMMENT), text)
+            h.track.move(task, Lifecycle.PROTOTYPE, reason=by)
+        elif life.status is Lifecycle.PARKED:
+            h.store.restart_lives(key, [task.id])
+            h.store.reopen_task(h.run.id, task.id, by)
+            h.track.move(task, Lifecycle(life.resume or Lifecycle.SPEC), reason=by)
+
+
+# What a hand-written Response says when it lets a gate open as it is.
+AGREEMENTS = frozenset(
+    {"approve", "approved", "accept", "accepted", "ok", "okay", "yes", "lgtm", "go", "reopen"}
+)
 
 
 def concluded(h: Harness, plan: Plan, task: Task, ended: Ended) -> tuple[Status, str]:

@@ -28,6 +28,7 @@ from taskhand.plan.schedule import Exit
 from taskhand.run import attempt as attempts
 from taskhand.run import lifecycle as lives
 from taskhand.run.preflight import load
+from taskhand.state import lock
 from taskhand.state.events import EventKind
 from taskhand.state.paths import StateDir
 from taskhand.state.records import AttemptStatus, Run, RunStatus
@@ -95,23 +96,29 @@ class Runner:
         self.h.step("TaskTrack STEP: Recovery")
         resumed = self.recover()
         while True:
-            plan = self.load_plan()
-            book = StatusBook(plan, self.store, self.run.id)
             cap = self.h.run_cap()
             if cap:
                 return self.stop(RunStatus.CAPPED, cap)
             if resumed is not None:
+                plan = self.load_plan()
+                book = StatusBook(plan, self.store, self.run.id)
                 task, resumed = plan.task(resumed), None
             else:
                 self.h.step("TaskTrack STEP: Screen")
-                statuses = lives.screened(self.h.track, plan, book.statuses())
-                frontier = schedule.eligible(plan, statuses)
-                if not frontier:
+                # Under the plan files' lock: a person's move never lands between the screen
+                # that found a task workable and the select that marks it BUSY.
+                with lock.files(self.h.plan_path):
+                    plan = self.load_plan()
+                    lives.adopt_hand_answers(self.h, plan)
+                    book = StatusBook(plan, self.store, self.run.id)
+                    statuses = lives.screened(self.h.track, plan, book.statuses())
+                    frontier = schedule.eligible(plan, statuses)
+                    task = plan.task(frontier[0]) if frontier else None
+                    if task is not None:
+                        book.select(task.id)
+                if task is None:
                     reason = schedule.exit_condition(plan, statuses) or Exit.NO_ELIGIBLE
                     return self.finish(reason)
-                task = plan.task(frontier[0])
-                assert task is not None
-                book.select(task.id)
                 self.h.step(f"TaskTrack STEP: Select Task {task.id}")
             assert task is not None
             status = self.process(plan, book, task)
