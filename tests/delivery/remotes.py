@@ -1,5 +1,5 @@
 """A remote for delivery tests: a bare repository on disk, and the stand-in `gh` pointed at it
-(tests/fakes/gh.py as $TASKHAND_GH), with what it recorded read back."""
+(taskhand.demo.gh as $TASKHAND_GH), with what it recorded read back."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakes import gh as fake_gh
+from taskhand.demo import gh as fake_gh
 from tests.runs import git
 
 FAKE_GH = Path(fake_gh.__file__).resolve()

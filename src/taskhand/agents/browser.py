@@ -265,10 +265,17 @@ def session_for(
 
 
 def take_picture(
-    unit: Unit, session: BrowserSession | None, kind: str, name: str, url: str, text: str
+    unit: Unit,
+    session: BrowserSession | None,
+    kind: str,
+    name: str,
+    url: str,
+    text: str,
+    fill: tuple[str, str] | None = None,
 ) -> str:
-    """The replay agent's pictures: a `screenshot` of `url` (default: the app), or the `svg`
-    drawing `text`, saved into the unit's shots folder; "" when done, else what went wrong."""
+    """The replay agent's pictures: a `screenshot` of `url` (default: the app), after typing
+    into a field when `fill` (selector, text) says so, or the `svg` drawing `text`, saved into
+    the unit's shots folder; "" when done, else what went wrong."""
     if unit.browser is None or session is None:
         return f"{kind} {name!r}: this unit has no browser to keep pictures with"
     try:
@@ -278,6 +285,8 @@ def take_picture(
         if not (url or unit.browser.url):
             return f"screenshot {name!r}: the unit has no app (fix: give url, or draw an svg)"
         session.open(url or unit.browser.url)
+        if fill is not None:
+            session.type(*fill)
         session.screenshot(name)
     except ToolError as exc:
         return f"{kind} {name!r}: {exc}"

@@ -35,8 +35,9 @@ and says, or a qa's or judge's verdict. A role without a list does its work and 
     verdict = "reject"               # category, concern, next_step as in a review
 
 A unit with a browser (designer, qa) may also leave pictures in its shots folder:
-`screenshot = "found-1"` (optional `url`, default the app's) saves a real 1440x900 PNG of
-the page; `svg = "prototype"` with `text = "<svg ...>"` saves the drawing as it is.
+`screenshot = "found-1"` (optional `url`, default the app's; `fill = "#search"` with
+`value = "py"` types into a field first) saves a real 1440x900 PNG of the page;
+`svg = "prototype"` with `text = "<svg ...>"` saves the drawing as it is.
 """
 
 from __future__ import annotations
@@ -119,9 +120,12 @@ class ReplayAgent:
         attempts = self.script.get(unit.task_id)
         if not attempts:
             return Outcome(Case.ERROR, failure=f"the replay script has no entry for {unit.task_id}")
-        entry = attempts[min(unit.attempt, len(attempts)) - 1]
+        # The implementer's entries go by its round (its try at the task: in the default
+        # pipeline, the attempt); a reviewer reads the entry of the attempt it judges.
         if unit.role.judges:
+            entry = attempts[min(unit.attempt, len(attempts)) - 1]
             return _review(_review_for(entry, unit.lens), unit, self.env)
+        entry = attempts[min(unit.round, len(attempts)) - 1]
         return _perform_entry(entry, unit, self.env)
 
 
@@ -322,7 +326,8 @@ def _perform(
     transcript.append({"role": "tool", "action": kind, "target": str(action[kind])})
     if kind in ("screenshot", "svg"):
         url, text = str(action.get("url", "")), str(action.get("text", ""))
-        return take_picture(unit, browser, kind, str(action[kind]), url, text)
+        fill = (str(action["fill"]), str(action.get("value", ""))) if "fill" in action else None
+        return take_picture(unit, browser, kind, str(action[kind]), url, text, fill)
     if kind == "sleep":
         time.sleep(max(0.0, min(float(action["sleep"]), deadline - time.monotonic())))
         return "" if time.monotonic() < deadline else "the unit ran out of time"

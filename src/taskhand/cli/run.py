@@ -351,14 +351,26 @@ def clean_command(run_id: str | None, dry_run: bool, repo: Path | None) -> None:
     type=click.Path(path_type=Path),
     help="A new or empty folder to build the demo in (default: a new temporary folder).",
 )
-def demo_command(folder: Path | None) -> None:
+@click.option(
+    "--full",
+    is_flag=True,
+    help="The full lifecycle instead: a small web app's plan from an interview to pull requests.",
+)
+def demo_command(folder: Path | None, full: bool) -> None:
     """Build a small project and plan in a temporary repository and run it with replay.
 
-    With --dir, the folder must be new or empty.
+    With --dir, the folder must be new or empty. With --full, the plan goes through the whole
+    lifecycle: an interview, a plan revised and approved, a prototype, qa's screenshots, a
+    judge's rejection fixed, and a pull request per task against a local bare remote.
     """
     try:
         with interrupts.handled():
-            code = demo.main(folder)
+            if full:
+                from taskhand.demo import full as full_demo
+
+                code = full_demo.main(folder)
+            else:
+                code = demo.main(folder)
     except interrupts.Interrupted as stop:
         _say_interrupted(stop)
     sys.exit(code)

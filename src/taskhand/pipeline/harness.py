@@ -95,7 +95,13 @@ class Harness:
         # The try counts attempts that ran to an end: a killed one is redone as the same try.
         tries = self.store.attempts(self.run.id, task.id)
         number = 1 + sum(a.status != AttemptStatus.INTERRUPTED for a in tries if a.id < attempt.id)
-        done = [u for u in self.store.units(self.run.id, task.id) if u.role is role and u.outcome]
+        # Likewise a role's round: its units that ended, in attempts a kill did not cut short.
+        cut = {a.id for a in tries if a.status == AttemptStatus.INTERRUPTED}
+        done = [
+            u
+            for u in self.store.units(self.run.id, task.id)
+            if u.role is role and u.outcome and u.attempt_id not in cut
+        ]
         unit = Unit(
             role, task.id, number, prompt, worktree, timeout, model, lens, self.sandbox, browser
         )

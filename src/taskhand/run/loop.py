@@ -86,7 +86,10 @@ class Runner:
             )
         self.ensure_run_branch()
         self.h.guard.check_refs()  # never build on a branch the store did not write
-        dirty = git.dirty_paths(self.h.repo)
+        # The plan's own files are the harness's to write (statuses, a task's questions): no
+        # warning for those.
+        inside = tuple(f"{folder}/" for folder in self.h.plan_folder_in_repo())
+        dirty = [p for p in git.dirty_paths(self.h.repo) if not inside or not p.startswith(inside)]
         if dirty:
             self.h.emit(
                 EventKind.WARNING,

@@ -1,5 +1,6 @@
-"""A stand-in for the GitHub CLI: the three calls taskhand makes, against a bare repository on
-disk as the remote. Run it as `$TASKHAND_GH` ("python tests/fakes/gh.py").
+"""A stand-in for the GitHub CLI, for the full demo and the tests: the three calls taskhand
+makes, against a bare repository on disk as the remote. Run it as `$TASKHAND_GH`
+("python -m taskhand.demo.gh", or the path of this file).
 
     FAKE_GH_STATE    a folder: calls.jsonl (each call's argv, in order) and prs.json (the
                      pull requests opened, so `pr view` finds what `pr create` made)
