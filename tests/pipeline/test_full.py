@@ -118,7 +118,8 @@ def test_gated_the_plan_waits_for_a_person_and_the_run_exits_waiting(
     if dialect == "tasktrack":
         text = (repo / "plan" / "FOO-1.md").read_text()
         assert "**Status**: WAIT" in text
-        assert f"**Request**: Approve the plan (taskhand show {task} says where it is)" in text
+        artifacts = StateDir.for_repo(repo).artifacts(repo / "plan", task)
+        assert f"**Request**: Approve the plan (in {artifacts / 'plan.md'}): taskhand" in text
         assert validate(repo / "plan").ok
     # Approved (as `taskhand approve` will record it), the next run goes on to the code.
     with Store.open(StateDir.for_repo(repo).database) as store:

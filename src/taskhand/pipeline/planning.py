@@ -48,6 +48,6 @@ def plan(h: Harness, work: Work) -> Ended | None:
     return roles.hand_over(
         h,
         work,
-        f"Approve the plan (taskhand show {task.id} says where it is): taskhand approve "
-        f'{task.id}, or ask for changes: taskhand revise {task.id} "what to change".',
+        f"Approve the plan (in {docs.where(task, 'plan')}): taskhand approve {task.id}, "
+        f'or ask for changes: taskhand revise {task.id} "what to change".',
     )

@@ -66,7 +66,7 @@ def prototype(h: Harness, work: Work) -> Ended | None:
     return roles.hand_over(
         h,
         work,
-        f"Review the prototype ({left}; taskhand show {task.id} says where): "
+        f"Review the prototype ({left}, in {shots}): "
         f"taskhand accept {task.id}, or "
         f'taskhand comment {task.id} "what to change" for another round.',
     )

@@ -57,7 +57,7 @@ class Documents:
     def where(self, task: Task, name: str) -> str:
         """Where a person reads the document: the task file's section, or the artifact."""
         if self.in_file and task.source is not None:
-            return f"{task.source} (## {name.capitalize()})"
+            return f"the ## {name.capitalize()} section of {task.source.name}"
         return str(self.folder(task.id) / f"{name}.md")
 
     # The plan and its reviews
