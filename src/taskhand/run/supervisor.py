@@ -24,8 +24,9 @@ from taskhand.state.status import StatusBook
 from taskhand.state.store import Store
 
 POLL_SECONDS = 1.0
-# How a run ends that people can move on: it waits for them, or nothing is eligible yet.
-IDLE = (RunStatus.WAITING, RunStatus.STOPPED)
+# How a run ends that people can move on: it waits for them, a task failed (a reopen goes
+# on), or nothing is eligible yet.
+IDLE = (RunStatus.WAITING, RunStatus.FAILED, RunStatus.STOPPED)
 Idle = Callable[[Summary], None]
 
 
