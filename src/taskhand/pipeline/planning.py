@@ -14,6 +14,8 @@ from taskhand.state.documents import Documents
 from taskhand.state.records import Lifecycle
 from taskhand.unit import Role
 
+L = Lifecycle
+
 
 def plan(h: Harness, work: Work) -> Ended | None:
     task = work.task
@@ -22,24 +24,18 @@ def plan(h: Harness, work: Work) -> Ended | None:
     docs = Documents(work.plan, h.state)
     code_map = docs.folder(task.id) / "map.md"
     if not code_map.is_file():
-        found = roles.in_copy(
-            h, work, Role.EXPLORER, lambda b: role_prompts.explorer(task, context, b), work.base
+        found = roles.done_in_copy(
+            h, work, Role.EXPLORER, lambda b: role_prompts.explorer(task, context, b), L.PLAN
         )
         if isinstance(found, Ended):
             return found
-        ended = roles.settle(h, work, found, Lifecycle.PLAN)
-        if ended is not None:
-            return ended
         code_map.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(code_map, h.redact(found.resolution.strip()) + "\n")
-    outcome = roles.in_copy(
-        h, work, Role.PLANNER, lambda b: role_prompts.planner(task, context, b), work.base
+    outcome = roles.done_in_copy(
+        h, work, Role.PLANNER, lambda b: role_prompts.planner(task, context, b), L.PLAN
     )
     if isinstance(outcome, Ended):
         return outcome
-    ended = roles.settle(h, work, outcome, Lifecycle.PLAN)
-    if ended is not None:
-        return ended
     docs.write_plan(task, h.redact(outcome.resolution.strip()) or "(the planner wrote no plan)")
     if h.config.autonomy == "full":
         h.track.move(task, lifecycle.after_plan(task))

@@ -116,6 +116,17 @@ def in_copy(
     return outcome
 
 
+def done_in_copy(
+    h: Harness, work: Work, role: Role, prompt: Callable[[prompts.Brief], str], stage: Lifecycle
+) -> Outcome | Ended:
+    """A read-only role's unit at the attempt's base, when it did its stage's work; else how
+    the attempt ended (a question, giving up, a broken unit)."""
+    outcome = in_copy(h, work, role, prompt, work.base)
+    if isinstance(outcome, Ended):
+        return outcome
+    return settle(h, work, outcome, stage) or outcome
+
+
 def settle(h: Harness, work: Work, outcome: Outcome, stage: Lifecycle) -> Ended | None:
     """End the attempt when the unit did not do its stage's work: a question waits for a
     person (the task returns to `stage` once answered), giving up parks the task, a broken

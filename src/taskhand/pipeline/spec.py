@@ -7,7 +7,6 @@ from __future__ import annotations
 from taskhand.pipeline import roles
 from taskhand.pipeline.harness import Harness
 from taskhand.pipeline.work import Ended, Work
-from taskhand.prompts import Brief
 from taskhand.prompts import roles as role_prompts
 from taskhand.state import documents
 from taskhand.state.documents import Documents
@@ -18,18 +17,12 @@ from taskhand.unit import Role
 def spec(h: Harness, work: Work) -> Ended | None:
     task = work.task
     h.track.enter(task, Lifecycle.SPEC)
-    work.context = work.context or h.context(work.plan, work.book, task, work.ws.path)
-    context = work.context
-
-    def prompt(brief: Brief) -> str:
-        return role_prompts.writer(task, context, brief)
-
-    outcome = roles.in_copy(h, work, Role.WRITER, prompt, work.base)
+    context = work.context = work.context or h.context(work.plan, work.book, task, work.ws.path)
+    outcome = roles.done_in_copy(
+        h, work, Role.WRITER, lambda b: role_prompts.writer(task, context, b), Lifecycle.SPEC
+    )
     if isinstance(outcome, Ended):
         return outcome
-    ended = roles.settle(h, work, outcome, Lifecycle.SPEC)
-    if ended is not None:
-        return ended
     text = h.redact(outcome.resolution.strip()) or task.description
     Documents(work.plan, h.state).write(task, documents.SPEC, text)
     h.track.move(task, Lifecycle.PLAN)
