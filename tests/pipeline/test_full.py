@@ -249,3 +249,18 @@ def test_a_response_written_by_hand_is_the_move_it_stands_for(tmp_path: Path) ->
     assert summary.status == "completed"
     assert roles_of(repo, summary.run_id, "FOO-1")[-4:] == ["tester", "implementer", "qa", "judge"]
     assert validate(repo / "plan").ok
+
+
+def test_each_role_runs_on_the_model_its_route_names(tmp_path: Path) -> None:
+    repo = plan_repo(tmp_path, "markdown", kind="logic")
+    script = replay(tmp_path, "T-001", {})
+    routes = {"planner": {"model": "big-planner"}, "judge": {"agent": "replay", "model": "j-1"}}
+    settings = {"pipeline": "full", "autonomy": "full", "model": "small", "routes": routes}
+    summary, _ = run_plan(repo / "plan", repo, script, settings=settings)
+    assert summary.status == "completed"
+    with Store.open(StateDir.for_repo(repo).database) as store:
+        models = {str(u.role): u.model for u in store.units(summary.run_id, "T-001")}
+    assert models == {
+        "writer": "small", "explorer": "small", "planner": "big-planner", "tester": "small",
+        "implementer": "small", "qa": "small", "judge": "j-1",
+    }  # fmt: skip

@@ -103,6 +103,8 @@ def test_every_role_sees_its_stage_and_none_of_the_machinery(tmp_path: Path) -> 
     implementer = last("T-001", "implementer")
     assert "SPEC-OF-T-001" in implementer and "PLAN-OF-T-001" in implementer
     assert SECRET in implementer  # the qa's rejection, on the rework
+    last_round = implementer.split("The change of your last round", 1)[1]
+    assert "+++ b/t1.txt" in last_round and "+1" in last_round  # the diff it builds on
     assert "[found] the toggle shows in the header" in first("T-001", "qa")
     judge = first("T-001", "judge")
     assert "try to reject" in judge and "PLAN-OF-T-001" in judge

@@ -7,6 +7,8 @@ unit that broke, or changed nothing, sends the task to another attempt.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from taskhand import prompts, workspace
 from taskhand.pipeline import roles
 from taskhand.pipeline.harness import Harness, verdict_json
@@ -14,7 +16,9 @@ from taskhand.pipeline.work import Ended, Work
 from taskhand.plan.model import Status
 from taskhand.state.ledger import Entry, LedgerOutcome
 from taskhand.state.records import AttemptStatus, Lifecycle
+from taskhand.text import cap
 from taskhand.unit import Case, Outcome, Role, Verdict
+from taskhand.workspace import diffs
 
 # An empty change is rejected by the harness itself: there is nothing for a reviewer to read.
 NOTHING_DONE = Verdict(
@@ -32,13 +36,15 @@ def implement(h: Harness, work: Work) -> Ended | None:
     task, attempt = work.task, work.attempt
     h.track.enter(task, Lifecycle.IMPLEMENTING)
     work.context = work.context or h.context(work.plan, work.book, task, work.ws.path)
-    brief = roles.brief(h, work) if h.track.full(task) else None
+    brief = _brief(h, work) if h.track.full(task) else None
     prompt = h.redact(prompts.worker(task, work.context, work.building_on, brief))
     before = h.guard.before()
     outcome = h.unit(Role.IMPLEMENTER, task, attempt, work.ws.path, prompt)
     broken = h.breaches(before, "the worker's unit", task.id)
     if broken:
         return h.violation(attempt, task, broken)
+    if outcome.case is Case.QUESTION and outcome.question and brief is not None:
+        return roles.settle(h, work, outcome, Lifecycle.IMPLEMENTING)  # the interview's way
     if outcome.case is Case.QUESTION and outcome.question:
         h.store.finish_attempt(attempt.id, AttemptStatus.QUESTION, h.redact(outcome.question.text))
         return Ended(Status.WAIT, request(outcome))
@@ -73,3 +79,16 @@ def request(outcome: Outcome) -> str:
     letters = "".join(f" ({chr(65 + i)}) {o}" for i, o in enumerate(options))
     suffix = f" Options:{letters} (the first is recommended)." if options else ""
     return f"{outcome.question.text}{suffix}"
+
+
+def _brief(h: Harness, work: Work) -> prompts.Brief:
+    """What the full lifecycle shows the implementer; on a rework, the change of the round a
+    reviewer turned down, which its workspace holds."""
+    brief = roles.brief(h, work)
+    if work.building_on is None:
+        return brief
+    rejected = [a for a in h.store.attempts(h.run.id, work.task.id) if a.number == work.building_on]
+    if not rejected or not rejected[0].candidate_sha:
+        return brief
+    patch = diffs.patch(h.repo, work.base, rejected[0].candidate_sha)
+    return replace(brief, last_round=cap(patch, h.config.prompt_caps.diff_bytes))

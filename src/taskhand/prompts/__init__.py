@@ -108,6 +108,7 @@ class Brief:
     remarks: list[str] = field(default_factory=list)  # a person's words, newest last
     verdict: str = ""  # the newest qa or judge rejection, word for word
     browser: str = ""  # how to reach the app, when the role has a browser
+    last_round: str = ""  # the rejected round's change, which the workspace holds
 
     def sections(self, *names: str) -> str:
         shown = {
@@ -123,6 +124,10 @@ class Brief:
             ),
             "verdict": _section("The newest rejection (fix exactly this)", self.verdict),
             "browser": _section("The browser", self.browser),
+            "last_round": _section(
+                "The change of your last round (the workspace holds it; fix it, do not redo it)",
+                _fenced(self.last_round, "diff") if self.last_round else "",
+            ),
         }
         return "".join(shown[n] for n in names)
 
@@ -185,7 +190,9 @@ def worker(
         plan=cap(plan_context(plan, task.id, context.statuses), caps.plan_bytes),
         ledger=ledger,
         scope=f"Stay inside these paths: {', '.join(task.paths)}." if task.paths else "",
-        brief=(brief or Brief()).sections("spec", "plan", "interview", "remarks", "verdict"),
+        brief=(brief or Brief()).sections(
+            "spec", "plan", "interview", "remarks", "verdict", "last_round"
+        ),
         progress=_section(
             "What earlier tasks did",
             context.progress and f"{PROGRESS_GUIDE}\n\n{context.progress}",
