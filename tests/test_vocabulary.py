@@ -22,8 +22,9 @@ VOCABULARY: list[type[StrEnum]] = [EventKind, RunStatus, AttemptStatus, LedgerOu
 WORDS = {member.value for enum in VOCABULARY for member in enum}
 
 # The agents speak their backends' protocols, whose words (a unit's case "failed", a
-# question's "question" field, a verdict's "verdict" field) are not this vocabulary.
-OTHER_VOCABULARY = ("agents/",)
+# question's "question" field, a verdict's "verdict" field) are not this vocabulary; nor are
+# the stand-in gh's (a pull request's state "OPEN").
+OTHER_VOCABULARY = ("agents/", "demo/gh.py")
 # Words that are the same text with another meaning, each with where and why.
 HOMONYMS = {
     ("unit.py", "verdict"): "a verdict's field, accept or reject",
@@ -34,6 +35,7 @@ HOMONYMS = {
     ("pipeline/standing.py", "waiting"): "show --json's field: a person's move is due",
     ("run/movement.py", "waiting"): "a move's JSON field: a person's move is due",
     ("prompts/__init__.py", "verdict"): "the brief's section of the newest verdict",
+    ("run/lifecycle.py", "accepted"): "a person's word in a hand-written Response",
 }
 
 
