@@ -129,7 +129,8 @@ def _show(summary: Summary, repo: Path, plan: Path, gh_state: Path) -> None:
     with Store.open(state.database) as store:
         run = store.get_run(summary.run_id)
         figures = stats_view.figures(store, [run] if run else [])
-    Console(highlight=False, width=120).print(stats_view.table(f"run {summary.run_id}", figures))
+    width = shutil.get_terminal_size((180, 24)).columns  # piped: wide enough for every column
+    Console(highlight=False, width=width).print(stats_view.table(f"run {summary.run_id}", figures))
     command = "taskhand" if shutil.which("taskhand") else f"{sys.executable} -m taskhand"
     print(f"look closer: cd {repo}; {command} show plan; {command} ledger T-001")
 
