@@ -48,7 +48,7 @@ class Documents:
             with lock.files(self.plan.root):  # a person may move the task meanwhile
                 text = tasktrack_edit.read_raw(task.source)
                 write_atomic(task.source, sections.set_section(text, name.capitalize(), body))
-            task.documents[name] = body.strip()
+            task.documents[name] = sections.nested(body).strip()
             return
         folder = self.folder(task.id)
         folder.mkdir(parents=True, exist_ok=True)
