@@ -9,6 +9,7 @@ from taskhand.pipeline import lifecycle, roles
 from taskhand.pipeline.harness import Harness
 from taskhand.pipeline.work import Ended, Work
 from taskhand.plan.formats.files import write_atomic
+from taskhand.plan.model import Task
 from taskhand.prompts import roles as role_prompts
 from taskhand.state.documents import Documents
 from taskhand.state.records import Lifecycle
@@ -41,9 +42,12 @@ def plan(h: Harness, work: Work) -> Ended | None:
         h.track.move(task, lifecycle.after_plan(task))
         return None
     h.track.move(task, Lifecycle.PLANNED, waiting=True, reason="the plan awaits approval")
-    return roles.hand_over(
-        h,
-        work,
-        f"Approve the plan (in {docs.where(task, 'plan')}): taskhand approve {task.id}, "
-        f'or ask for changes: taskhand revise {task.id} "what to change".',
+    return roles.hand_over(h, work, approval_request(task, docs.where(task, "plan")))
+
+
+def approval_request(task: Task, where: str) -> str:
+    """What a planned task asks of a person; `where` the plan is to be read."""
+    return (
+        f"Approve the plan (in {where}): taskhand approve {task.id}, "
+        f'or ask for changes: taskhand revise {task.id} "what to change".'
     )

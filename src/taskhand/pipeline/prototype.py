@@ -11,7 +11,7 @@ from pathlib import Path
 from taskhand.pipeline import roles
 from taskhand.pipeline.harness import Harness
 from taskhand.pipeline.work import Ended, Work
-from taskhand.plan.model import Status
+from taskhand.plan.model import Status, Task
 from taskhand.prompts import roles as role_prompts
 from taskhand.state.documents import Documents
 from taskhand.state.records import Lifecycle
@@ -55,18 +55,26 @@ def prototype(h: Harness, work: Work) -> Ended | None:
     ended = roles.settle(h, work, outcome, Lifecycle.PROTOTYPE)
     if ended is not None:
         return ended
-    pictures = sorted(p.name for pattern in PICTURES for p in shots.glob(pattern))
-    left = ", ".join(pictures) or "no picture (review the route in the app)"
+    left = pictures_left(shots)
     if h.config.autonomy == "full":
         h.track.move(task, Lifecycle.READY, round_done=True)
         return None
     h.track.move(
         task, Lifecycle.PROTOTYPE, waiting=True, round_done=True, reason=f"round leaves {left}"
     )
-    return roles.hand_over(
-        h,
-        work,
-        f"Review the prototype ({left}, in {shots}): "
+    return roles.hand_over(h, work, review_request(task, shots))
+
+
+def pictures_left(shots: Path) -> str:
+    """The pictures the last round left in the task's artifacts, as a person reads them."""
+    pictures = sorted(p.name for pattern in PICTURES for p in shots.glob(pattern))
+    return ", ".join(pictures) or "no picture (review the route in the app)"
+
+
+def review_request(task: Task, shots: Path) -> str:
+    """What a prototype awaiting review asks of a person (its pictures are in `shots`)."""
+    return (
+        f"Review the prototype ({pictures_left(shots)}, in {shots}): "
         f"taskhand accept {task.id}, or "
-        f'taskhand comment {task.id} "what to change" for another round.',
+        f'taskhand comment {task.id} "what to change" for another round.'
     )

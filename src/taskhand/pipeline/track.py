@@ -87,14 +87,24 @@ class Tracker:
         question = self.store.ask(
             self.plan_key, task.id, asked.text, list(asked.options[:4]), str(stage)
         )
-        Documents(plan, state).show_questions(task, self.store.questions(self.plan_key, task.id))
-        self.emit(
-            EventKind.QUESTION_ASKED,
-            task.id,
-            number=question.number,
-            text=question.text,
-            options=question.options,
-            stage=question.stage,
-        )
-        self.move(task, Lifecycle.NEEDS_INPUT, waiting=True, resume=stage, reason=asked.text)
+        self.wait_for_answer(plan, state, task, question, logged=False)
         return question
+
+    def wait_for_answer(
+        self, plan: Plan, state: StateDir, task: Task, question: Question, logged: bool
+    ) -> None:
+        """Show the recorded question in the task, log it unless `logged`, and move the task
+        to needs-input; also what a resumed run does for a question a kill left unmoved."""
+        Documents(plan, state).show_questions(task, self.store.questions(self.plan_key, task.id))
+        if not logged:
+            self.emit(
+                EventKind.QUESTION_ASKED,
+                task.id,
+                number=question.number,
+                text=question.text,
+                options=question.options,
+                stage=question.stage,
+            )
+        self.move(
+            task, Lifecycle.NEEDS_INPUT, waiting=True, resume=question.stage, reason=question.text
+        )

@@ -1,17 +1,20 @@
 """What the run loop asks of the lifecycle: which tasks a screen may select (a task waiting for
-a person is not workable, whatever its dialect's code says), and how an attempt's end moves a
-task's lifecycle and what its dialect shows (a hard stop of the full pipeline parks the task).
+a person is not workable, whatever its dialect's code says), how an attempt's end moves a
+task's lifecycle and what its dialect shows (a hard stop of the full pipeline parks the task),
+and how a task a killed run left at a person's gate concludes without any work.
 """
 
 from __future__ import annotations
 
-from taskhand.pipeline import lifecycle
+from taskhand.pipeline import lifecycle, planning, prototype
 from taskhand.pipeline.harness import Harness
 from taskhand.pipeline.lifecycle import Move
 from taskhand.pipeline.track import Tracker
 from taskhand.pipeline.work import Ended
 from taskhand.plan.model import Dialect, Plan, Status, Task
+from taskhand.state import documents
 from taskhand.state.documents import Documents
+from taskhand.state.events import EventKind
 from taskhand.state.records import Lifecycle, TaskLife
 
 
@@ -85,6 +88,43 @@ def adopt_hand_answers(h: Harness, plan: Plan) -> None:
 AGREEMENTS = frozenset(
     {"approve", "approved", "accept", "accepted", "ok", "okay", "yes", "lgtm", "go", "reopen"}
 )
+
+
+def left_waiting(h: Harness, plan: Plan, task: Task) -> Ended | None:
+    """How a full-pipeline task concludes that a person must move before the harness works on
+    it again, with the request its stage made; None when the harness may work on it.
+
+    A run killed between a stage's move to a person's gate (a question, a plan to approve, a
+    prototype to review, a park) and the task's conclusion resumes the task as BUSY; the
+    lifecycle, not the dialect's status, says it waits: working on it would skip the gate,
+    or ask the same question again. A kill between recording a question and the move leaves
+    the question asked: the move is made now."""
+    if not h.track.full(task):
+        return None
+    life = h.track.life(plan, task)
+    questions = h.store.questions(h.track.plan_key, task.id)
+    asked = [q for q in questions if q.open]
+    unmoved = [q for q in asked if q.stage == life.status and not life.waiting]
+    if unmoved:  # killed between recording a question and moving the task: it is asked
+        logged = any(
+            e.task_id == task.id and e.data.get("number") == unmoved[0].number
+            for e in h.store.events_of(h.run.id, EventKind.QUESTION_ASKED)
+        )
+        h.track.wait_for_answer(plan, h.state, task, unmoved[0], logged)
+        return Ended(Status.WAIT, documents.request_text(unmoved[0], task.id))
+    if lifecycle.workable(life) or life.status in lifecycle.FINAL:
+        return None
+    if life.status in lifecycle.STOPPED:
+        return Ended(Status.FAIL, life.reason or f"parked at {life.resume or life.status}")
+    if life.status is Lifecycle.PLANNED:
+        where = Documents(plan, h.state).where(task, documents.PLAN)
+        return Ended(Status.WAIT, planning.approval_request(task, where))
+    if life.status is Lifecycle.PROTOTYPE:
+        shots = Documents(plan, h.state).folder(task.id)
+        return Ended(Status.WAIT, prototype.review_request(task, shots))
+    if asked:
+        return Ended(Status.WAIT, documents.request_text(asked[0], task.id))
+    return Ended(Status.WAIT, f"{task.id} waits for {lifecycle.waits_for(life, questions)}")
 
 
 def concluded(h: Harness, plan: Plan, task: Task, ended: Ended) -> tuple[Status, str]:

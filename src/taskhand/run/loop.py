@@ -203,6 +203,9 @@ class Runner:
         if self.config.deliver.per_task:
             return None  # its delivery is left: the task resumes after landing (run/attempt.py)
         resolution = last.reason or "done"
+        task = plan.task(task_id)
+        if task is not None:  # the lifecycle too, or it stays at judge with the task DONE
+            lives.concluded(self.h, plan, task, Ended(Status.DONE, resolution))
         self.h.step("TaskTrack STEP: Conclude")
         book.conclude(task_id, Status.DONE, resolution)
         self.h.emit(EventKind.TASK_CONCLUDED, task_id, status=str(Status.DONE), text=resolution)
@@ -216,6 +219,9 @@ class Runner:
         book.claim(task.id)
         self.h.step("TaskTrack STEP: Execute")
         while True:
+            result = lives.left_waiting(self.h, plan, task)  # a kill came at a person's gate
+            if result is not None:
+                break
             reason = self.attempts_cap(task) or self.h.task_cap(task.id)
             if reason:
                 result = Ended(Status.FAIL, reason)
