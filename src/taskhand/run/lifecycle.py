@@ -15,7 +15,7 @@ from taskhand.plan.model import Dialect, Plan, Status, Task
 from taskhand.state import documents
 from taskhand.state.documents import Documents
 from taskhand.state.events import EventKind
-from taskhand.state.records import Lifecycle, TaskLife
+from taskhand.state.records import Attempt, Lifecycle, Question, TaskLife
 
 
 def screened(track: Tracker, plan: Plan, statuses: dict[str, Status]) -> dict[str, Status]:
@@ -125,6 +125,15 @@ def left_waiting(h: Harness, plan: Plan, task: Task) -> Ended | None:
     if asked:
         return Ended(Status.WAIT, documents.request_text(asked[0], task.id))
     return Ended(Status.WAIT, f"{task.id} waits for {lifecycle.waits_for(life, questions)}")
+
+
+def asked_by(h: Harness, attempt: Attempt) -> Question | None:
+    """The question an attempt a kill left open ended with: one the interview recorded after
+    the attempt began. Such an attempt is not redone (its unit's question stands, asked once,
+    perhaps answered already): it ends as a question, not as interrupted."""
+    questions = h.store.questions(h.track.plan_key, attempt.task_id)
+    found = [q for q in questions if q.asked >= attempt.started]
+    return found[-1] if found else None
 
 
 def concluded(h: Harness, plan: Plan, task: Task, ended: Ended) -> tuple[Status, str]:

@@ -162,6 +162,11 @@ class Runner:
         plan = self.load_plan()
         book = StatusBook(plan, self.store, self.run.id)
         for attempt in self.store.open_attempts(self.run.id):
+            asked = lives.asked_by(self.h, attempt)
+            if asked is not None:  # it ended with its question; only its record was cut short
+                reason = self.h.redact(asked.text)
+                self.store.finish_attempt(attempt.id, AttemptStatus.QUESTION, reason)
+                continue
             self.store.finish_attempt(
                 attempt.id, AttemptStatus.INTERRUPTED, "the run was interrupted"
             )
