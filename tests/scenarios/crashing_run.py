@@ -4,17 +4,19 @@ For tests/scenarios/test_resume.py: a real process dies, with no chance to clean
 where the test says. State goes to $TASKHAND_HOME.
 
     python tests/scenarios/crashing_run.py start|resume PLAN REPO SCRIPT \
-        [--kill SPEC] [--heard FILE] [--deliver task|run]
+        [--kill SPEC] [--heard FILE] [--deliver task|run] [--settings]
 
 SPEC picks the point; the process kills itself right after it:
 
     N                       the N-th event this process emits (1 is its first)
-    event:KIND[:TEXT][#K]   the K-th event of KIND whose message contains TEXT
+    event:KIND[:TEXT][#K]   the K-th event of KIND whose label contains TEXT: its message,
+                            a unit's role, a move's `before>after`
     call:MODULE:NAME[#K]    the K-th return of MODULE.NAME, e.g. taskhand.workspace.refs:move_branch
                             or taskhand.state.store:Store.finish_attempt (between two events)
 
 Without --kill, or when the run ends before the point, it prints the run's summary as JSON.
 --heard appends each event the listener hears to FILE (id and kind), before any kill.
+--settings starts the run with the plan's own taskhand.toml (its pipeline, autonomy, ...).
 """
 
 from __future__ import annotations
@@ -31,8 +33,22 @@ from pathlib import Path
 from typing import Any
 
 from taskhand import config as runconfig
+from taskhand.config import Flags
 from taskhand.run import launch
 from taskhand.state.events import Event
+
+
+def label(event: Event) -> str:
+    """What an event:KIND:TEXT point matches TEXT against: the event's message, else the
+    role of a unit's event, else a lifecycle move as `before>after`."""
+    data = event.data
+    if "message" in data:
+        return str(data["message"])
+    if "role" in data:
+        return str(data["role"])
+    if "before" in data and "after" in data:
+        return f"{data['before']}>{data['after']}"
+    return ""
 
 
 def die() -> None:
@@ -71,7 +87,7 @@ class Killer:
             self.heard.flush()
         if self.number is not None and self.count == self.number:
             die()
-        if event.kind == self.kind and self.text in str(event.data.get("message", "")):
+        if event.kind == self.kind and self.text in label(event):
             self.seen += 1
             if self.seen == self.nth:
                 die()
@@ -107,7 +123,8 @@ def main() -> int:
     parser.add_argument("script", type=Path)
     parser.add_argument("--kill")
     parser.add_argument("--heard", type=Path)
-    parser.add_argument("--deliver", default="off", help="off, task or run: pull requests")
+    parser.add_argument("--deliver", help="off, task or run: pull requests")
+    parser.add_argument("--settings", action="store_true")
     args = parser.parse_args()
     if args.kill and args.kill.startswith("call:"):
         kill_after_call(args.kill)
@@ -115,8 +132,13 @@ def main() -> int:
     try:
         if args.mode == "start":
             config = runconfig.RunConfig(
-                agent="replay", script=str(args.script), deliver=runconfig.Delivery(args.deliver)
+                agent="replay",
+                script=str(args.script),
+                deliver=runconfig.Delivery(args.deliver or "off"),
             )
+            if args.settings:
+                flags = Flags(agent="replay", script=args.script, deliver=args.deliver)
+                config = runconfig.build(args.plan, flags)
             summary = launch.start(args.plan, config, killer, args.repo)
         else:
             summary = launch.resume(None, killer, args.repo)

@@ -24,7 +24,7 @@ import tomllib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -40,6 +40,7 @@ from taskhand.state.store import Store
 from taskhand.workspace import worktrees
 from taskhand.workspace.snapshot import snapshot
 from tests.plans import tt_plan, tt_task
+from tests.scenarios.crashing_run import label
 
 HELPER = Path(__file__).with_name("crashing_run.py")
 GIT_IDENTITY = ["-c", "user.name=test", "-c", "user.email=test@localhost"]
@@ -188,8 +189,7 @@ def reference(repo: Path, plan: Path, script: Path) -> list[Event]:
 
 
 def describe(event: Event) -> str:
-    message = event.data.get("message")
-    return " ".join(str(p) for p in (event.kind, event.task_id, message) if p)
+    return " ".join(str(p) for p in (event.kind, event.task_id, label(event)) if p)
 
 
 @dataclass
@@ -207,6 +207,7 @@ class Campaign:
     kills: list[str] = field(default_factory=list)  # the last event before each kill
     interrupted: set[int] = field(default_factory=set)  # attempts open when a kill came
     rounds: int = 0
+    flags: ClassVar[tuple[str, ...]] = ()  # more of crashing_run.py's options
 
     def __post_init__(self) -> None:
         self.logs.mkdir(parents=True, exist_ok=True)
@@ -276,7 +277,7 @@ class Campaign:
         self.rounds += 1
         heard_file = self.logs / f"round-{self.rounds}.heard"
         argv = [sys.executable, str(HELPER), mode, str(self.plan), str(self.repo)]
-        argv += [str(self.script), "--heard", str(heard_file)]
+        argv += [str(self.script), "--heard", str(heard_file), *self.flags]
         argv += ["--kill", kill] if kill else []
         done = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=False)
         if done.returncode != KILLED:
@@ -299,7 +300,7 @@ class Campaign:
             else:
                 kind, _, text = kill.removeprefix("event:").partition("#")[0].partition(":")
                 last = stored[-1]
-                assert last.kind == kind and text in str(last.data.get("message", "")), (
+                assert last.kind == kind and text in label(last), (
                     f"{self.where()}: killed at {describe(last)}, not at {kill}"
                 )
         return True
