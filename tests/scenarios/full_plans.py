@@ -33,6 +33,7 @@ class FullPlan:
     ui: str  # the ui task's id
     logic: str  # the logic task's id (it depends on the ui task)
     asks: bool  # the ui task's writer asks a question first
+    delivers: bool  # a pull request per task (the test gives the repository its remote)
 
     @property
     def ids(self) -> list[str]:
@@ -144,8 +145,9 @@ def script_for(ui: str, logic: str, asks: bool, bounce: bool) -> dict[str, Any]:
     }
 
 
-def settings_file(autonomy: str) -> str:
-    return f'pipeline = "full"\nautonomy = "{autonomy}"\n'
+def settings_file(autonomy: str, delivers: bool) -> str:
+    text = f'pipeline = "full"\nautonomy = "{autonomy}"\n'
+    return text + ('\n[deliver]\npr = true\nper = "task"\n' if delivers else "")
 
 
 UI_CRITERIA = "- `$ test -f toggle.txt` passes\n- [found] the toggle shows in the header\n"
@@ -153,7 +155,12 @@ LOGIC_CRITERIA = "- `$ test -f count.txt` passes\n"
 
 
 def build_full(
-    dialect: str, folder: Path, autonomy: str = "full", asks: bool = False, bounce: bool = True
+    dialect: str,
+    folder: Path,
+    autonomy: str = "full",
+    asks: bool = False,
+    bounce: bool = True,
+    delivers: bool = False,
 ) -> FullPlan:
     """A repository and a two-task plan of the full pipeline with its replay script. The
     Markdown plan lives in the repository (the harness writes its task files there); the
@@ -169,7 +176,7 @@ def build_full(
         files = {
             "README.md": "# themes\n",
             "plan/overview.md": "# Dark mode\n\n## Goal\nA dark theme.\n",
-            "plan/taskhand.toml": settings_file(autonomy),
+            "plan/taskhand.toml": settings_file(autonomy, delivers),
             "plan/T-001-toggle.md": md_task(ui, "Dark mode toggle", ui_body, kind="ui"),
             "plan/T-002-count.md": md_task(
                 logic, "Count the themes", logic_body, kind="logic", depends=ui
@@ -185,14 +192,14 @@ def build_full(
         texts[f"{logic}.md"] = _tt_kind(
             tt_task(logic, f"Task {logic}", deps=ui, criteria=LOGIC_CRITERIA.rstrip()), "logic"
         )
-        texts["taskhand.toml"] = settings_file(autonomy)
+        texts["taskhand.toml"] = settings_file(autonomy, delivers)
         plan = folder / "plan"
         plan.mkdir(parents=True)
         for name, text in texts.items():
             (plan / name).write_text(str(text), encoding="utf-8")
     script = folder / "replay.json"
     script.write_text(json.dumps(script_for(ui, logic, asks, bounce), indent=1), encoding="utf-8")
-    return FullPlan(dialect, repo, plan, script, ui, logic, asks)
+    return FullPlan(dialect, repo, plan, script, ui, logic, asks, delivers)
 
 
 def _tt_kind(text: str, kind: str) -> str:

@@ -40,6 +40,7 @@ from taskhand.state.status import StatusBook
 from taskhand.state.store import Store
 from taskhand.workspace import worktrees
 from taskhand.workspace.snapshot import snapshot
+from tests.delivery.remotes import with_remote
 from tests.scenarios.full_plans import QUESTION, SVG, WIREFRAME, FullPlan, build_full
 from tests.scenarios.test_resume import Campaign, tree_files
 
@@ -49,8 +50,8 @@ DIALECTS = ["markdown", "tasktrack"]
 # question asking; none fails (nothing in these scripts fails its checks).
 ENDS = {"passed", "rejected", "interrupted", "awaiting", "question"}
 # How many events a resumed process may emit fewer than an uninterrupted run from the same
-# task on: a unit it does not redo (its document is written), or a whole bounce that a kill
-# between a verdict and its record took away (the next attempt starts afresh).
+# task on: the units of the stages it does not redo (their documents are written, the
+# lifecycle moved on).
 MARGIN = 30
 KILLS = int(os.environ.get("TASKHAND_TEST_KILLS", "10"))  # per random campaign
 HARNESS_FIELDS = ("**Status**", "**Updated**", "**Request**", "**Response**", "**Resolution**")
@@ -201,8 +202,9 @@ def verify(c: FullCampaign) -> None:
         requests = store.requests(run.id)
     assert run.status == "completed", f"{where}: the run is {run.status}: {run.reason}"
     assert {t: s.status for t, s in states.items()} == dict.fromkeys(fp.ids, Status.DONE), where
+    final = L.DELIVERED if fp.delivers else L.DONE
     assert {t: (life.status, life.waiting) for t, life in lives.items()} == dict.fromkeys(
-        fp.ids, (L.DONE, False)
+        fp.ids, (final, False)
     ), f"{where}: lifecycles {lives}"
 
     # Each task integrated once; attempts end only as the pipeline ends them.
@@ -212,8 +214,11 @@ def verify(c: FullCampaign) -> None:
     assert Counter(a.task_id for a in attempts if a.status == "passed") == Counter(fp.ids), where
     ends = Counter(str(a.status) for a in attempts)
     assert set(ends) <= ENDS, f"{where}: attempt ends {ends}"
+    # An attempt open at a kill ends interrupted, or, when it had asked its question (the
+    # kill came after the question was recorded), as a question: it is not redone.
     interrupted = {a.id for a in attempts if a.status == "interrupted"}
-    assert interrupted == c.interrupted, (
+    questioned = {a.id for a in attempts if a.status == "question"}
+    assert interrupted <= c.interrupted <= interrupted | questioned, (
         f"{where}: interrupted {sorted(interrupted)}, open at a kill {sorted(c.interrupted)}"
     )
 
@@ -227,6 +232,8 @@ def verify(c: FullCampaign) -> None:
     assert [s[0] for s in shas] == [passed[t].candidate_sha for t in fp.ids], where
     assert [s[1:] for s in shas] == [[base], [shas[0][0]]], f"{where}: {shas}"
     expected, resolutions = expected_tree(c, base, attempts, events)
+    if fp.delivers:
+        resolutions = {t: f"{r} (delivered: {lives[t].pr})" for t, r in resolutions.items()}
     assert tree_files(c.repo, branch) == expected, f"{where}: the run branch's files"
     assert {t: states[t].reason for t in fp.ids} == resolutions, f"{where}: {states}"
 
@@ -279,8 +286,8 @@ def expected_tree(
 ) -> tuple[dict[str, str], dict[str, str]]:
     """The base tree with, per task, the tester's files and the implementer's work of each
     attempt its passing one was built of (a rejected attempt's next builds on it); and each
-    task's resolution, the passing attempt's. A kill may take a bounce away (the attempt a
-    verdict ended was interrupted before it was recorded), so the store says which ran."""
+    task's resolution, the passing attempt's. Which attempts these are, the store says: an
+    attempt a kill cut short is redone, and the one after builds on it or not."""
     files = tree_files(c.repo, base)
     starts = {
         (e.task_id, e.data["attempt"]): str(e.data["start"])
@@ -408,8 +415,7 @@ WRITE = "call:taskhand.state.documents:Documents.write"
 SET_LIFE = "call:taskhand.state.lifecycle:LifecycleRows.set_life"
 # Each kill comes at the first matching point of the next process, so the list follows the
 # run: the ui task through every role and move, its first candidate rejected by qa, then the
-# logic task. A kill between a verdict and its record takes the bounce away; the kill at
-# attempt_rejected keeps the ui task's, so an attempt that builds on another is killed too.
+# logic task. After attempt_rejected, the attempts that build on the rejected one are killed.
 UI_TASK = [
     "event:unit_started:writer",
     "event:unit_finished:writer",
@@ -458,11 +464,22 @@ LOGIC_TASK = [
 ]
 POINTS = {
     "markdown": UI_TASK + LOGIC_TASK,
-    # TaskTrack: the same, but where only this dialect writes (the task file's status).
+    # TaskTrack: fewer of the same (the roles' units are the same), and the points where
+    # only this dialect writes (the overview's and the task file's status).
     "tasktrack": [
-        p for p in UI_TASK if "designer" not in p and "explorer" not in p and "tester" not in p
-    ]
-    + [
+        "event:unit_finished:writer",
+        WRITE,  # the spec's artifact written, the task not yet moved on
+        "event:unit_finished:planner",
+        WRITE,  # the plan's
+        "event:task_moved:plan>prototype",
+        "event:unit_finished:designer",
+        "call:shutil:copyfile#3",
+        "event:task_moved:implementing>qa",
+        "event:attempt_rejected",
+        "event:task_moved:qa>judge",
+        "event:integrated",
+        "event:task_moved:judge>done",
+        "event:step:STEP: Complete",
         "event:step:STEP: Select",  # the overview BUSY, the task file OPEN
         "call:taskhand.state.status:write_atomic#1",  # recovery: the overview OPEN again
         "event:step:STEP: Claim",
@@ -584,7 +601,48 @@ def test_sigkill_at_a_question_and_the_gates(
     assert c.roles_run(ui).count("designer") == 1, c.where()
 
 
-# -- 3. kills at random events -----------------------------------------------------------------
+# -- 3. inside delivery ------------------------------------------------------------------------
+
+DELIVERY = [
+    "event:task_moved:judge>done",  # the ui task landed, its delivery begun
+    "call:taskhand.delivery.remote:push",  # its branch pushed, not yet recorded
+    "call:taskhand.delivery.gh:Gh.pr_create",  # its pull request opened, the address not kept
+    "event:delivered",  # kept, the task not yet moved
+    "event:task_moved:done>delivered",  # moved, not yet concluded
+    "call:taskhand.delivery.gh:Gh.pr_view",  # the logic task's: asked whether one is open
+    "call:taskhand.delivery.gh:Gh.pr_create",  # its pull request, stacked on the ui task's
+    "event:task_concluded",
+]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_sigkill_inside_delivery_opens_nothing_twice(
+    tmp_path: Path, home: Path, seed: int, monkeypatch: pytest.MonkeyPatch, dialect: str
+) -> None:
+    """A pull request per task, against a bare repository as the remote and the stand-in gh:
+    killed at each step of each task's delivery, the run opens each pull request once."""
+    built = build_full(dialect, tmp_path, delivers=True)
+    remote = with_remote(built.repo, tmp_path, monkeypatch)
+    c = FullCampaign.of(f"{dialect}, delivery", built, seed, tmp_path / "logs")
+    for kill in DELIVERY:
+        assert c.round(kill), f"{c.where()}: the run ended before the kill at {kill}"
+    finish(c)
+    verify(c)
+    with c.open_store() as store:
+        landed = {a.task_id: a for a in store.attempts(c.run_now().id) if a.status == "passed"}
+        lives = store.lives(str(c.plan.resolve()))
+    prs = {pr["head"]: pr for pr in remote.prs()}
+    calls = remote.calls()
+    creates = [call for call in calls if call[:2] == ["pr", "create"]]
+    assert len(prs) == len(remote.prs()) == len(creates) == 2, f"{c.where()}: {calls}"
+    for task_id, attempt in landed.items():
+        assert remote.tip(attempt.branch) == attempt.candidate_sha, c.where()
+        assert prs[attempt.branch]["url"] == lives[task_id].pr, c.where()
+    ui, logic = landed[built.ui].branch, landed[built.logic].branch
+    assert prs[logic]["base"] == ui and prs[ui]["base"] == "main", f"{c.where()}: {prs}"
+
+
+# -- 4. kills at random events -----------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -629,7 +687,7 @@ def test_sigkill_at_random_events(
     )
     for _ in range(KILLS):
         if not c.round(random_kill(c, rng, references[dialect])):
-            break  # the run ended first: a kill took a bounce away, so it was shorter
+            break  # the run ended first: resumed, it skips the stages done before the kill
     assert len(c.kills) >= KILLS // 2, f"{c.where()}: too few kills"
     finish(c)
     verify(c)
