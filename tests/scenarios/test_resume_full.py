@@ -1,12 +1,13 @@
 """Crash safety of the full pipeline: a runner killed with SIGKILL in every stage of the
-lifecycle (each role's unit, each move, between a stage's writes, at a person's gate) resumes
-to the same result, with nothing asked, written, integrated or waited for twice.
+lifecycle (each role's unit, each move, between a stage's writes, at a person's gate, inside
+delivery) resumes to the same result, with nothing asked, written, integrated or opened twice.
 
 The campaigns reuse tests/scenarios/test_resume.py's machinery: a real child process
 (crashing_run.py, with the plan's own taskhand.toml) that kills itself at a chosen point.
 The plans are tests/scenarios/full_plans.py's: a ui task that qa rejects once, then a logic
 task that the judge rejects once; the gated variant asks a question and stops at every gate,
-where a person answers through the store, as `taskhand answer` and `approve` record it.
+where a person answers, approves and accepts with the move commands (run/moves.py). Inside
+delivery, the remote is a bare repository on disk and gh the stand-in that records its calls.
 
 Kill points are random where not chosen: set TASKHAND_TEST_SEED to replay a failure; every
 assertion message names the seed.
@@ -26,11 +27,11 @@ import pytest
 
 from taskhand import config as runconfig
 from taskhand.config import Flags
-from taskhand.pipeline.lifecycle import after_plan, plan_key
+from taskhand.pipeline.lifecycle import plan_key
 from taskhand.plan.formats.sections import nested
 from taskhand.plan.model import Status
 from taskhand.plan.validate import validate
-from taskhand.run import launch
+from taskhand.run import launch, moves
 from taskhand.run.preflight import load
 from taskhand.state.documents import Documents
 from taskhand.state.events import Event
@@ -131,42 +132,32 @@ class FullCampaign(Campaign):
 
 
 def person(c: FullCampaign) -> list[str]:
-    """A person's move on every task that waits for one, recorded as the move commands record
-    it: the open question answered with its recommended option, the plan approved, the
-    prototype accepted. A task a kill left BUSY keeps that status (its stage was under way);
-    a WAIT task gets a Response and goes OPEN, the spec's feedback procedure."""
+    """A person's move on every task that waits for one, made as `taskhand answer`, `approve`
+    and `accept` make it: the open question answered with its recommended option, the plan
+    approved, the prototype accepted. No run holds the plan (a kill, or a run that ended), so
+    no move is refused; a task a kill left BUSY stays BUSY, its stage under way."""
     plan = load(c.plan)
     key = plan_key(plan)
-    state = StateDir.for_repo(c.repo)
+    with c.open_store() as store:
+        lives = store.lives(key)
+        asked = {t: [q for q in store.questions(key, t) if q.open] for t in lives}
     made = []
-    with Store.open(state.database) as store:
-        run = store.latest_run()
-        assert run is not None
-        book = StatusBook(plan, store, run.id)
-        statuses = book.statuses()
-        for task in plan.tasks:
-            life = store.life(key, task.id)
-            if life is None or not life.waiting:
-                continue
-            if life.status is L.NEEDS_INPUT:
-                asked = [q for q in store.questions(key, task.id) if q.open]
-                assert asked, f"{c.where()}: {task.id} needs input, but no question is open"
-                for q in asked:
-                    store.answer(key, task.id, q.number, "a", "")
-                Documents(plan, state).show_questions(task, store.questions(key, task.id))
-                after, said = L(asked[0].stage), f"Q{asked[0].number}: (a)"
-            elif life.status is L.PLANNED:
-                after, said = after_plan(task), "Approved."
-            elif life.status is L.PROTOTYPE:
-                after, said = L.READY, "Accepted."
-            else:
-                raise AssertionError(
-                    f"{c.where()}: {task.id} stopped at {life.status}: {life.reason}"
-                )
-            store.set_life(key, task.id, after, resume="", reason=said)
-            if statuses[task.id] is Status.WAIT:
-                book.answer(task.id, said)
-            made.append(f"{task.id}: {life.status} -> {after} ({statuses[task.id]})")
+    for task in plan.tasks:
+        life = lives.get(task.id)
+        if life is None or not life.waiting:
+            continue
+        if life.status is L.NEEDS_INPUT:
+            assert asked[task.id], f"{c.where()}: {task.id} needs input, but no question is open"
+            for q in asked[task.id]:
+                moved = moves.answer(task.id, f"Q{q.number}", "a", "", c.plan, c.repo)
+        elif life.status is L.PLANNED:
+            moved = moves.approve(task.id, c.plan, c.repo)
+        elif life.status is L.PROTOTYPE:
+            moved = moves.accept(task.id, c.plan, c.repo)
+        else:
+            raise AssertionError(f"{c.where()}: {task.id} stopped at {life.status}: {life.reason}")
+        assert not moved.waiting, f"{c.where()}: {moved}"
+        made.append(f"{task.id}: {moved.move} {moved.before} -> {moved.after} ({moved.status})")
     c.trail.append(f"a person: {'; '.join(made) or 'nothing to do'}")
     return made
 
