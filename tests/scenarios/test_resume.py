@@ -53,20 +53,6 @@ MARGIN = 11
 MAX_ROUNDS = 60
 
 
-@pytest.fixture
-def seed() -> int:
-    given = os.environ.get("TASKHAND_TEST_SEED")
-    return int(given) if given else random.SystemRandom().randrange(2**32)
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """TASKHAND_HOME for this test, for the child processes and for reading the store here."""
-    folder = tmp_path / "home"
-    monkeypatch.setenv("TASKHAND_HOME", str(folder))
-    return folder
-
-
 def _git(repo: Path, *args: str) -> str:
     done = subprocess.run(
         ["git", "-C", str(repo), *args], capture_output=True, text=True, check=True

@@ -58,19 +58,6 @@ KILLS = int(os.environ.get("TASKHAND_TEST_KILLS", "10"))  # per random campaign
 HARNESS_FIELDS = ("**Status**", "**Updated**", "**Request**", "**Response**", "**Resolution**")
 
 
-@pytest.fixture
-def seed() -> int:
-    given = os.environ.get("TASKHAND_TEST_SEED")
-    return int(given) if given else random.SystemRandom().randrange(2**32)
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "home"
-    monkeypatch.setenv("TASKHAND_HOME", str(folder))
-    return folder
-
-
 @dataclass
 class FullCampaign(Campaign):
     """A campaign over a full-pipeline plan, started with the plan's own settings."""
