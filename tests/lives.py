@@ -13,8 +13,8 @@ from taskhand.plan import validate
 from taskhand.plan.model import Plan, Status
 from taskhand.state import documents
 from taskhand.state.documents import Documents
+from taskhand.state.life import Lifecycle, TaskLife
 from taskhand.state.paths import StateDir
-from taskhand.state.records import Lifecycle, TaskLife
 from taskhand.state.status import StatusBook
 from taskhand.state.store import Store
 from tests.plans import md_task, tt_plan

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from taskhand.pipeline.lifecycle import Move
+from taskhand.state.life import Lifecycle
 from taskhand.state.paths import StateDir
-from taskhand.state.records import Lifecycle
 from taskhand.state.store import Store
 from tests.conftest import RunCli
 from tests.delivery.remotes import with_remote

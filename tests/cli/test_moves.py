@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from taskhand.state.records import Lifecycle
+from taskhand.state.life import Lifecycle
 from tests.conftest import RunCli
 from tests.lives import Lives, lives
 

@@ -17,8 +17,9 @@ from taskhand.config import AppConfig, Delivery
 from taskhand.plan.model import Status
 from taskhand.plan.validate import validate
 from taskhand.run import moves
+from taskhand.state.life import Lifecycle
 from taskhand.state.paths import StateDir
-from taskhand.state.records import DeliveryState, Lifecycle
+from taskhand.state.records import DeliveryState
 from taskhand.state.store import Store
 from tests.agents.pictures import APP_PAGE, SERVE, assert_shows_the_app, needs_browser
 from tests.conftest import RunCli

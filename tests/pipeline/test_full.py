@@ -15,8 +15,8 @@ from taskhand.plan.model import Status
 from taskhand.plan.validate import validate
 from taskhand.run import launch
 from taskhand.run.preflight import load
+from taskhand.state.life import Lifecycle
 from taskhand.state.paths import StateDir
-from taskhand.state.records import Lifecycle
 from taskhand.state.store import Store
 from tests.plans import md_task, tt_plan, tt_task
 from tests.runs import Recorder, make_repo, run_plan, write

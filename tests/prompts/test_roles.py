@@ -13,8 +13,8 @@ from taskhand.pipeline.lifecycle import plan_key
 from taskhand.run import launch
 from taskhand.run.preflight import load
 from taskhand.state.documents import Documents
+from taskhand.state.life import Lifecycle
 from taskhand.state.paths import StateDir, home
-from taskhand.state.records import Lifecycle
 from taskhand.state.store import Store
 from tests.plans import md_task
 from tests.prompts.test_prompts import prompt_of

@@ -17,7 +17,7 @@ from taskhand.run import feedback, moves
 from taskhand.run.movement import MoveError, shown_plan
 from taskhand.state import lock
 from taskhand.state.events import EventKind
-from taskhand.state.records import Lifecycle
+from taskhand.state.life import Lifecycle
 from tests.lives import Lives, lives
 
 L = Lifecycle

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from taskhand.pipeline.lifecycle import plan_key
 from taskhand.run.preflight import load
+from taskhand.state.life import Lifecycle
 from taskhand.state.paths import StateDir
-from taskhand.state.records import Lifecycle
 from taskhand.state.store import Store
 from tests.pipeline.test_full import plan_repo, replay
 

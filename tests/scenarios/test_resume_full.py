@@ -35,8 +35,9 @@ from taskhand.run import launch, moves
 from taskhand.run.preflight import load
 from taskhand.state.documents import Documents
 from taskhand.state.events import Event
+from taskhand.state.life import Lifecycle
 from taskhand.state.paths import StateDir
-from taskhand.state.records import Attempt, AttemptStatus, Lifecycle, Run
+from taskhand.state.records import Attempt, AttemptStatus, Run
 from taskhand.state.status import StatusBook
 from taskhand.state.store import Store
 from taskhand.workspace import worktrees

@@ -17,7 +17,8 @@ from taskhand.prompts import roles as role_prompts
 from taskhand.state.documents import Documents
 from taskhand.state.events import EventKind
 from taskhand.state.ledger import Entry, LedgerOutcome, VerdictNote
-from taskhand.state.records import AttemptStatus, Lifecycle
+from taskhand.state.life import Lifecycle
+from taskhand.state.records import AttemptStatus
 from taskhand.unit import Role
 from taskhand.workspace import diffs
 

@@ -20,7 +20,8 @@ from taskhand.state import documents
 from taskhand.state.deliveries import RUN
 from taskhand.state.documents import Documents
 from taskhand.state.events import EventKind
-from taskhand.state.records import Attempt, AttemptStatus, DeliveryState, Lifecycle
+from taskhand.state.life import Lifecycle
+from taskhand.state.records import Attempt, AttemptStatus, DeliveryState
 from taskhand.text import shorten
 from taskhand.unit import Case, Role
 from taskhand.workspace import git, refs

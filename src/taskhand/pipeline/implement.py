@@ -15,7 +15,8 @@ from taskhand.pipeline.harness import Harness, verdict_json
 from taskhand.pipeline.work import Ended, Work
 from taskhand.plan.model import Status
 from taskhand.state.ledger import Entry, LedgerOutcome
-from taskhand.state.records import AttemptStatus, Lifecycle
+from taskhand.state.life import Lifecycle
+from taskhand.state.records import AttemptStatus
 from taskhand.text import cap
 from taskhand.unit import Case, Outcome, Role, Verdict
 from taskhand.workspace import diffs

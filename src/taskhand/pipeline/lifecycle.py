@@ -10,7 +10,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from taskhand.plan.model import Plan, Status, Task
-from taskhand.state.records import Lifecycle, Question, TaskLife
+from taskhand.state.life import Lifecycle, Question, TaskLife
 
 if TYPE_CHECKING:  # `show` reads this table without loading the store
     from taskhand.state.lifecycle import LifecycleRows

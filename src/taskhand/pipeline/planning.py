@@ -12,7 +12,7 @@ from taskhand.plan.formats.files import write_atomic
 from taskhand.plan.model import Task
 from taskhand.prompts import roles as role_prompts
 from taskhand.state.documents import Documents
-from taskhand.state.records import Lifecycle
+from taskhand.state.life import Lifecycle
 from taskhand.unit import Role
 
 L = Lifecycle

@@ -14,7 +14,7 @@ from taskhand.pipeline.work import Ended, Work
 from taskhand.plan.model import Status, Task
 from taskhand.prompts import roles as role_prompts
 from taskhand.state.documents import Documents
-from taskhand.state.records import Lifecycle
+from taskhand.state.life import Lifecycle
 from taskhand.unit import Role
 
 PICTURES = ("prototype*.png", "prototype*.svg")

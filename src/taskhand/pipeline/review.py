@@ -16,7 +16,8 @@ from taskhand.pipeline.work import Ended, Work
 from taskhand.plan.model import Status
 from taskhand.state.events import EventKind
 from taskhand.state.ledger import Entry, LedgerOutcome, VerdictNote
-from taskhand.state.records import AttemptStatus, Lifecycle
+from taskhand.state.life import Lifecycle
+from taskhand.state.records import AttemptStatus
 from taskhand.unit import Case, Role, Verdict
 from taskhand.workspace import diffs
 from taskhand.workspace.review_copy import disposable_copy

@@ -18,7 +18,8 @@ from taskhand.plan.model import Status
 from taskhand.state import documents
 from taskhand.state.documents import Documents
 from taskhand.state.ledger import Entry, LedgerOutcome
-from taskhand.state.records import AttemptStatus, Lifecycle
+from taskhand.state.life import Lifecycle
+from taskhand.state.records import AttemptStatus
 from taskhand.unit import Browser, Case, Outcome, Role
 from taskhand.workspace.review_copy import disposable_copy
 

@@ -10,7 +10,7 @@ from taskhand.pipeline.work import Ended, Work
 from taskhand.prompts import roles as role_prompts
 from taskhand.state import documents
 from taskhand.state.documents import Documents
-from taskhand.state.records import Lifecycle
+from taskhand.state.life import Lifecycle
 from taskhand.unit import Role
 
 

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 from taskhand.pipeline import lifecycle
 from taskhand.pipeline.lifecycle import FINAL, STOPPED, Move
 from taskhand.plan.model import Dialect, Plan, Status, Task
-from taskhand.state.records import Lifecycle, Question, Run, TaskLife
+from taskhand.state.life import Lifecycle, Question, TaskLife
 
 if TYPE_CHECKING:
+    from taskhand.state.records import Run
     from taskhand.state.status import StatusBook
     from taskhand.state.store import Store
 
@@ -166,10 +167,7 @@ def read(
     """For `show`: the plan's statuses as its latest run left them (questions and answers
     attached to a Markdown plan's tasks), `overlay` over them, and each task's standing. The
     store is opened only when the repository has one."""
-    from taskhand.config import SettingsError
-    from taskhand.state import lock
     from taskhand.state.paths import StateDir
-    from taskhand.state.status import StatusBook
     from taskhand.workspace import git
 
     overlay = dict(overlay or {})
@@ -180,8 +178,11 @@ def read(
     if state is None or not state.database.exists():
         statuses = {**plan.statuses(), **overlay}
         recorded = plan.statuses() if plan.dialect is Dialect.TASKTRACK else {}
-        pipeline = _pipeline(plan, None, SettingsError)
+        pipeline = _pipeline(plan, None)
         return statuses, standings(plan, statuses, {**recorded, **overlay}, None, False, pipeline)
+    # Loaded only for a plan that has run: `show` of a new plan needs none of these.
+    from taskhand.state import lock
+    from taskhand.state.status import StatusBook
     from taskhand.state.store import Store
 
     with Store.open(state.database) as store:
@@ -190,15 +191,20 @@ def read(
         statuses = {**book.statuses(), **overlay}
         known = {**known_statuses(book), **overlay}
         alive = lock.holder(state.lock(plan.root)) is not None
-        pipeline = _pipeline(plan, run, SettingsError)
+        pipeline = _pipeline(plan, run)
         found = standings(plan, statuses, known, store, alive, pipeline)
     # A task its dialect records no status for yet shows as its lifecycle record does.
     shown = {t: known.get(t) or lifecycle.shows_as(s.life) for t, s in found.items()}
     return shown, found
 
 
-def _pipeline(plan: Plan, run: Run | None, settings_error: type[Exception]) -> str:
+def _pipeline(plan: Plan, run: Run | None) -> str:
+    recorded = str(run.config.get("pipeline", DEFAULT)) if run else DEFAULT
+    if not (plan.root / SETTINGS).is_file():
+        return plan_pipeline(plan.root, run)
+    from taskhand.config import SettingsError
+
     try:
         return plan_pipeline(plan.root, run)
-    except settings_error:  # `validate` reports the file; `show` still shows the plan
-        return str(run.config.get("pipeline", DEFAULT)) if run else DEFAULT
+    except SettingsError:  # `validate` reports the file; `show` still shows the plan
+        return recorded

@@ -8,7 +8,7 @@ from taskhand.pipeline import roles
 from taskhand.pipeline.harness import Harness
 from taskhand.pipeline.work import Ended, Work
 from taskhand.prompts import roles as role_prompts
-from taskhand.state.records import Lifecycle
+from taskhand.state.life import Lifecycle
 from taskhand.unit import Role
 
 

@@ -12,8 +12,8 @@ from taskhand.pipeline import lifecycle
 from taskhand.plan.model import Plan, Task
 from taskhand.state.documents import Documents
 from taskhand.state.events import EventKind
+from taskhand.state.life import Lifecycle, Question, TaskLife
 from taskhand.state.paths import StateDir
-from taskhand.state.records import Lifecycle, Question, TaskLife
 from taskhand.state.store import Store
 from taskhand.unit import Question as Asked
 

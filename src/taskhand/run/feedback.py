@@ -14,8 +14,8 @@ from taskhand.plan.model import Status, Task
 from taskhand.plan.problems import PlanError
 from taskhand.run.movement import ANSWER, command, shown_plan
 from taskhand.run.preflight import load
+from taskhand.state.life import Lifecycle
 from taskhand.state.paths import StateDir
-from taskhand.state.records import Lifecycle
 from taskhand.state.status import StatusBook
 from taskhand.state.store import Store
 from taskhand.text import printable

@@ -15,7 +15,8 @@ from taskhand.plan.model import Dialect, Plan, Status, Task
 from taskhand.state import documents
 from taskhand.state.documents import Documents
 from taskhand.state.events import EventKind
-from taskhand.state.records import Attempt, Lifecycle, Question, TaskLife
+from taskhand.state.life import Lifecycle, Question, TaskLife
+from taskhand.state.records import Attempt
 
 
 def screened(track: Tracker, plan: Plan, statuses: dict[str, Status]) -> dict[str, Status]:

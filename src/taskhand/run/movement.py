@@ -28,8 +28,9 @@ from taskhand.run import lookup
 from taskhand.state import documents, lock
 from taskhand.state.documents import Documents
 from taskhand.state.events import EventKind
+from taskhand.state.life import Lifecycle, TaskLife
 from taskhand.state.paths import StateDir
-from taskhand.state.records import Lifecycle, Run, RunStatus, TaskLife
+from taskhand.state.records import Run, RunStatus
 from taskhand.state.status import StatusBook
 from taskhand.state.store import Store
 from taskhand.text import printable

@@ -20,7 +20,7 @@ from taskhand.plan.problems import display_path, relative_path
 from taskhand.run import feedback
 from taskhand.run.movement import ANSWER, Desk, Moved, MoveError, desk
 from taskhand.state import documents
-from taskhand.state.records import Lifecycle, Question
+from taskhand.state.life import Lifecycle, Question
 from taskhand.state.status import StatusBook
 from taskhand.text import printable
 

@@ -21,17 +21,8 @@ from types import UnionType
 from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin, get_type_hints
 
 from taskhand.state.events import Event
-from taskhand.state.records import (
-    Attempt,
-    DeliveryRow,
-    Gate,
-    Question,
-    Remark,
-    Run,
-    TaskLife,
-    TaskState,
-    UnitRow,
-)
+from taskhand.state.life import Question, Remark, TaskLife
+from taskhand.state.records import Attempt, DeliveryRow, Gate, Run, TaskState, UnitRow
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance

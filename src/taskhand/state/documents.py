@@ -16,8 +16,8 @@ from taskhand.plan.formats.markdown import parse_task
 from taskhand.plan.model import Dialect, Plan, Task
 from taskhand.plan.problems import Collector
 from taskhand.state import lock
+from taskhand.state.life import Question
 from taskhand.state.paths import StateDir
-from taskhand.state.records import Question
 
 REVIEW = "### Review"
 _REVIEW_LINE = re.compile(r"^###\s+Review\s*$", re.MULTILINE)

@@ -14,7 +14,8 @@ from typing import Any, TypeVar, get_type_hints
 
 from taskhand.plan.model import Status
 from taskhand.state.ledger import CaseNote, VerdictNote
-from taskhand.state.records import Lifecycle, RunStatus
+from taskhand.state.life import Lifecycle
+from taskhand.state.records import RunStatus
 from taskhand.unit import Case, Role
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from taskhand.state.database import now, to_json
+from taskhand.state.life import Lifecycle, Question, Remark, TaskLife
 from taskhand.state.log import EventLog
-from taskhand.state.records import Lifecycle, Question, Remark, TaskLife
 
 _KEEP = object()  # "leave this column as it is"
 

@@ -30,7 +30,7 @@ from taskhand.state.events import (
     decode,
 )
 from taskhand.state.ledger import VerdictNote
-from taskhand.state.records import Lifecycle
+from taskhand.state.life import Lifecycle
 from taskhand.text import dumps
 from taskhand.unit import Role
 from taskhand.views.terminal import rich_text
