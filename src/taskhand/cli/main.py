@@ -34,6 +34,11 @@ class Entry(NamedTuple):
 
 
 COMMANDS = {
+    "board": Entry(
+        "taskhand.cli.board",
+        "board",
+        "Serve PLAN's board: every task live, and a person's moves (with the printed token).",
+    ),
     "accept": Entry(
         "taskhand.cli.moves",
         "accept",

@@ -1,0 +1,165 @@
+"""The board's HTTP edge: what the plan looks like now (`GET /api/plan`, the reader `show
+--json` uses), its events live (`GET /api/events`, Server-Sent Events that resume from
+`Last-Event-ID`), and a person's moves (`POST /api/tasks/{task}/{move}`, JSON only, with the
+token printed at start). Task and agent text are data here, never markup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from taskhand.errors import UserError
+from taskhand.pipeline import standing
+from taskhand.pipeline.lifecycle import Move
+from taskhand.run import moves
+from taskhand.run.preflight import load
+from taskhand.state.events import Event
+from taskhand.state.paths import StateDir
+from taskhand.state.store import Store
+from taskhand.text import dumps
+from taskhand.views import plan as views
+
+POLL_SECONDS = 0.2  # how often the event stream looks for new events
+HEARTBEAT_SECONDS = 15.0  # a comment line, so proxies and browsers keep the stream open
+BODY_BYTES = 64 * 1024  # a move's body is a few words; anything larger is refused
+
+
+@dataclass(frozen=True)
+class Board:
+    """One plan, in one repository, behind one token."""
+
+    plan: Path
+    repo: Path
+    token: str
+
+
+def create(board: Board) -> Starlette:
+    """The board's application (uvicorn serves it; tests may too)."""
+    routes = [
+        Route("/api/plan", partial(_plan, board), methods=["GET"]),
+        Route("/api/events", partial(_events, board), methods=["GET"]),
+        Route("/api/tasks/{task}/{move}", partial(_move, board), methods=["POST"]),
+    ]
+    return Starlette(routes=routes)
+
+
+async def _plan(board: Board, request: Request) -> Response:
+    def read() -> dict[str, Any]:
+        plan = load(board.plan)
+        statuses, standings = standing.read(plan, repo=board.repo)
+        data = views.plan_json(plan, statuses, standings)
+        for task, shown in zip(plan.tasks, data["tasks"], strict=True):
+            if task.source is not None:  # as from the repository's root, whatever our cwd
+                shown["file"] = str(task.source.resolve().relative_to(board.repo))
+        return data
+
+    try:
+        data = await run_in_threadpool(read)
+    except UserError as exc:  # the plan was edited into something invalid: say so
+        return _error(409, exc.what, exc.fix or "fix the plan (taskhand validate says how)")
+    return JSONResponse(json.loads(dumps(data)))
+
+
+# Each move: the library call, from the task id and the JSON body's fields.
+MOVES: dict[str, Callable[[Board, str, dict[str, Any]], Any]] = {
+    Move.SUBMIT: lambda b, t, d: moves.submit(t, b.plan, b.repo),
+    Move.ANSWER: lambda b, t, d: moves.answer(
+        t, str(d.get("question", "")), str(d.get("option", "")), str(d.get("note", "")),
+        b.plan, b.repo,
+    ),
+    Move.RESPOND: lambda b, t, d: moves.respond(t, str(d.get("text", "")), b.plan, b.repo),
+    Move.APPROVE: lambda b, t, d: moves.approve(t, b.plan, b.repo),
+    Move.REVISE: lambda b, t, d: moves.revise(t, str(d.get("text", "")), b.plan, b.repo),
+    Move.COMMENT: lambda b, t, d: moves.comment(t, str(d.get("text", "")), b.plan, b.repo),
+    Move.ACCEPT: lambda b, t, d: moves.accept(t, b.plan, b.repo),
+    Move.REOPEN: lambda b, t, d: moves.reopen(t, b.plan, b.repo),
+    Move.PARK: lambda b, t, d: moves.park(t, str(d.get("why", "")), b.plan, b.repo),
+}  # fmt: skip
+
+
+async def _move(board: Board, request: Request) -> Response:
+    refused = _refuse_unsafe(board, request)
+    if refused is not None:
+        return refused
+    body = await request.body()
+    if len(body) > BODY_BYTES:
+        return _error(413, "the body is too large", f"send at most {BODY_BYTES} bytes of JSON")
+    try:
+        data = json.loads(body or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        return _error(400, "the body is not JSON", 'send a JSON object, e.g. {"text": "..."}')
+    if not isinstance(data, dict):
+        return _error(400, "the body is not a JSON object", 'send {"text": "..."} or {}')
+    name, task = request.path_params["move"], request.path_params["task"]
+    if name not in MOVES:
+        return _error(404, f"no move {name!r} here", f"use one of {', '.join(MOVES)}")
+    try:
+        moved = await run_in_threadpool(MOVES[name], board, task, data)
+    except UserError as exc:  # refused: where the task stands does not open this move
+        return _error(409, exc.what, exc.fix or "see taskhand show for the moves open")
+    return JSONResponse(json.loads(dumps(moved.as_json())))
+
+
+def _refuse_unsafe(board: Board, request: Request) -> Response | None:
+    """Every change needs the token, in a header (so no form or link of another site can
+    make one), and a JSON body."""
+    given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+    if not given or not hmac.compare_digest(given, board.token):
+        return _error(401, "a change needs the board's token", "send Authorization: Bearer TOKEN")
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        return _error(415, "a change is JSON only", "send Content-Type: application/json")
+    return None
+
+
+async def _events(board: Board, request: Request) -> Response:
+    """The plan's events as they are written, from just after `Last-Event-ID` (or `after`)."""
+    raw = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
+    after = int(raw) if raw.isdigit() else 0
+    stream = _stream(board, request, after)
+    headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+    return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
+
+
+async def _stream(board: Board, request: Request, after: int) -> AsyncIterator[str]:
+    quiet = 0.0
+    yield "retry: 1000\n\n"
+    while not await request.is_disconnected():
+        found = await run_in_threadpool(events_after, board, after)
+        for event in found:
+            after = event.id
+            yield f"id: {event.id}\nevent: {event.kind}\ndata: {dumps(event.as_json())}\n\n"
+        quiet = 0.0 if found else quiet + POLL_SECONDS
+        if quiet >= HEARTBEAT_SECONDS:
+            quiet = 0.0
+            yield ": still here\n\n"
+        await asyncio.sleep(POLL_SECONDS)
+
+
+def events_after(board: Board, after: int) -> list[Event]:
+    """Every event of the plan's runs with an id above `after`, oldest first."""
+    database = StateDir.for_repo(board.repo).database
+    if not database.exists():
+        return []
+    wanted = str(board.plan.resolve())
+    with Store.open(database) as store:
+        runs = [r for r in store.runs() if r.plan_path == wanted]
+        found = [e for r in runs for e in store.events(r.id, after)]
+    return sorted(found, key=lambda e: e.id)
+
+
+def _error(status: int, what: str, fix: str) -> JSONResponse:
+    return JSONResponse({"error": what, "fix": fix}, status_code=status)

@@ -1,0 +1,173 @@
+"""The board's HTTP edge against a real server on loopback: it shows what `show --json` shows,
+its event stream resumes from Last-Event-ID without a gap or a repeat, and a change needs the
+token and a JSON body; a move made there is the CLI's move."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+
+from taskhand.board.app import Board, create
+from taskhand.board.serve import BoardError, free_port, is_loopback, serve
+from tests.conftest import RunCli
+from tests.pipeline.test_full import plan_repo, replay
+from tests.runs import run_plan
+
+TOKEN = "test-token-0123456789"
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[int, Path]]:
+    """A gated full-pipeline plan whose task waits for its plan's approval, and its board."""
+    repo = plan_repo(tmp_path, "markdown", kind="logic")
+    summary, _ = run_plan(
+        repo / "plan", repo, replay(tmp_path, "T-001", {}), settings={"pipeline": "full"}
+    )
+    assert summary.status == "waiting"
+    port = free_port()
+    app = create(Board((repo / "plan").resolve(), repo, TOKEN))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "the board did not start"
+        time.sleep(0.02)
+    try:
+        yield port, repo
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def call(port: int, method: str, path: str, body: Any = None, **headers: str) -> tuple[int, Any]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body))
+    conn.request(method, path, body=data, headers=headers)
+    answer = conn.getresponse()
+    try:
+        return answer.status, json.loads(answer.read() or b"null")
+    finally:
+        conn.close()
+
+
+AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+
+
+def test_the_board_shows_what_show_json_shows(
+    served: tuple[int, Path], run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    port, repo = served
+    status, board = call(port, "GET", "/api/plan")
+    assert status == 200
+    monkeypatch.chdir(repo)
+    shown = json.loads(run_cli("show", repo / "plan", "--json").stdout)
+    differ = {
+        (t["id"], k)
+        for t, u in zip(board["tasks"], shown["tasks"], strict=True)
+        for k in t
+        if t[k] != u[k]
+    }
+    assert differ == set(), differ
+    [task] = board["tasks"]
+    assert (task["lifecycle"], task["waiting"]) == ("planned", True)
+    assert task["moves"] == ["approve", "revise", "comment", "park"]
+
+
+def test_a_change_needs_the_token_and_json_and_is_the_clis_move(served: tuple[int, Path]) -> None:
+    port, _ = served
+    json_only = {"Content-Type": "application/json"}
+    assert call(port, "POST", "/api/tasks/T-001/approve", {}, **json_only)[0] == 401
+    wrong = {**json_only, "Authorization": "Bearer not-the-token"}
+    assert call(port, "POST", "/api/tasks/T-001/approve", {}, **wrong)[0] == 401
+    form = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/x-www-form-urlencoded"}
+    assert call(port, "POST", "/api/tasks/T-001/approve", b"a=b", **form)[0] == 415
+    assert call(port, "GET", "/api/plan")[1]["tasks"][0]["lifecycle"] == "planned"  # unchanged
+    status, refused = call(port, "POST", "/api/tasks/T-001/accept", {}, **AUTH)
+    assert status == 409 and "approve" in refused["fix"], refused  # the moves open are named
+    status, empty = call(port, "POST", "/api/tasks/T-001/revise", {"text": " "}, **AUTH)
+    assert status == 409 and "says nothing" in empty["error"]
+    status, moved = call(port, "POST", "/api/tasks/T-001/approve", {}, **AUTH)
+    assert status == 200 and (moved["before"], moved["after"]) == ("planned", "ready")
+    assert call(port, "GET", "/api/plan")[1]["tasks"][0]["lifecycle"] == "ready"
+
+
+def read_events(
+    port: int, last: int | None, until: str, by: str = "", seconds: float = 10
+) -> list[dict[str, Any]]:
+    """The events the stream sends after `last` (Last-Event-ID), up to one of kind `until`
+    (made `by` that move, when given)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=seconds)
+    conn.request("GET", "/api/events", headers={"Last-Event-ID": str(last)} if last else {})
+    answer = conn.getresponse()
+    assert answer.status == 200 and answer.getheader("Content-Type", "").startswith(
+        "text/event-stream"
+    )
+    found: list[dict[str, Any]] = []
+    deadline = time.monotonic() + seconds
+    try:
+        while time.monotonic() < deadline:
+            line = answer.fp.readline().decode()
+            if line.startswith("data: "):
+                found.append(json.loads(line[6:]))
+                if found[-1]["kind"] == until and found[-1].get("by", by) == by:
+                    return found
+    except TimeoutError:
+        pass
+    finally:
+        conn.close()
+    raise AssertionError(f"no {until} event in {[e['kind'] for e in found]}")
+
+
+def test_the_event_stream_resumes_after_the_last_event_it_sent(served: tuple[int, Path]) -> None:
+    port, _ = served
+    first = read_events(port, None, "run_finished")
+    ids = [e["id"] for e in first]
+    assert ids == sorted(ids) and first[0]["kind"] == "run_started"
+    done = threading.Event()
+
+    def approve_soon() -> None:
+        time.sleep(0.5)
+        call(port, "POST", "/api/tasks/T-001/approve", {}, **AUTH)
+        done.set()
+
+    threading.Thread(target=approve_soon).start()
+    later = read_events(
+        port, ids[-1], "task_moved", by="approve"
+    )  # live: the move arrives while it listens
+    assert done.wait(5)
+    assert later[0]["id"] > ids[-1] and later[-1]["by"] == "approve"
+    again = read_events(
+        port, None, "task_moved", by="approve"
+    )  # a reload from the start misses nothing
+    assert [e["id"] for e in again] == ids + [e["id"] for e in later]
+
+
+def test_task_text_is_data_in_every_answer(served: tuple[int, Path]) -> None:
+    port, repo = served
+    task = repo / "plan" / "T-001-toggle.md"
+    task.write_text(
+        task.read_text().replace("title: Dark mode toggle", "title: <script>x</script>")
+    )
+    status, board = call(port, "GET", "/api/plan")
+    assert status == 200 and board["tasks"][0]["title"] == "<script>x</script>"  # JSON, not HTML
+
+
+def test_serving_names_a_port_it_cannot_use_and_keeps_to_loopback(tmp_path: Path) -> None:
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(BoardError, match=rf"port {port} on 127.0.0.1 cannot be used"):
+            serve(tmp_path, tmp_path, port=port, say=lambda line: None)
