@@ -18,8 +18,9 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
-from starlette.routing import Route
+from starlette.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
 
 from taskhand.errors import UserError
 from taskhand.pipeline import standing
@@ -49,11 +50,26 @@ class Board:
 def create(board: Board) -> Starlette:
     """The board's application (uvicorn serves it; tests may too)."""
     routes = [
+        Route("/", _page, methods=["GET"]),
+        Mount("/static", StaticFiles(packages=[("taskhand.board", "static")]), name="static"),
         Route("/api/plan", partial(_plan, board), methods=["GET"]),
         Route("/api/events", partial(_events, board), methods=["GET"]),
         Route("/api/tasks/{task}/{move}", partial(_move, board), methods=["POST"]),
     ]
     return Starlette(routes=routes)
+
+
+STATIC = Path(__file__).with_name("static")
+# The page loads only its own files; nothing of a task can run as script in it.
+PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; object-src 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+
+
+async def _page(request: Request) -> Response:
+    return FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)
 
 
 async def _plan(board: Board, request: Request) -> Response:

@@ -63,7 +63,7 @@ def serve(
                 f"port {chosen} on {host} cannot be used ({exc.strerror})",
                 fix="give another with --port, or leave --port out for a free one",
             ) from None
-    say(f"board: http://{host}:{chosen}/  (plan {board.plan})")
-    say(f"token for changes: {board.token}")
+    # The token rides in the address's fragment, which a browser never sends to the server.
+    say(f"board: http://{host}:{chosen}/#token={board.token}  (plan {board.plan})")
     # access_log off: request lines are not needed, and nothing of a request is logged.
     uvicorn.run(create(board), host=host, port=chosen, log_level="warning", access_log=False)

@@ -1,0 +1,123 @@
+// The board's page: columns of cards from /api/plan, kept live by the event stream, and a
+// person's moves sent with the token from the address's #token=... (never sent to the server
+// in the address, so never logged). Every text goes in as textContent: task and agent text
+// are untrusted.
+"use strict";
+
+const COLUMNS = ["draft", "spec", "needs-input", "plan", "planned", "prototype", "ready",
+  "implementing", "review", "qa", "judge", "done", "delivered", "parked", "failed"];
+// What a move asks of the person before it is sent, by the field its body carries.
+const ASKS = { revise: ["text", "What should the plan change?"],
+  comment: ["text", "Your comment:"], respond: ["text", "Your answer:"],
+  park: ["why", "Why park it?"] };
+
+const token = (() => {
+  const found = new URLSearchParams(location.hash.slice(1)).get("token");
+  if (found) {
+    sessionStorage.setItem("taskhand-token", found);
+    history.replaceState(null, "", location.pathname);  // out of the address bar and history
+  }
+  return sessionStorage.getItem("taskhand-token") || "";
+})();
+
+function element(tag, className, text) {
+  const made = document.createElement(tag);
+  if (className) made.className = className;
+  if (text !== undefined) made.textContent = text;
+  return made;
+}
+
+function notice(text) {
+  const shown = document.getElementById("notice");
+  shown.textContent = text;
+  shown.hidden = !text;
+}
+
+async function move(task, name, body) {
+  const answer = await fetch(`/api/tasks/${encodeURIComponent(task)}/${name}`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "Authorization": `Bearer ${token}` },
+    body: JSON.stringify(body),
+  });
+  const data = await answer.json();
+  notice(answer.ok ? "" : `${task}: ${data.error} (fix: ${data.fix})`);
+  await refresh();
+}
+
+function moveButton(task, name) {
+  const button = element("button", "move", name);
+  button.dataset.move = name;
+  button.addEventListener("click", () => {
+    const ask = ASKS[name];
+    if (!ask) return move(task.id, name, {});
+    const text = prompt(ask[1]);
+    if (text !== null) move(task.id, name, { [ask[0]]: text });
+  });
+  return button;
+}
+
+function card(task) {
+  const made = element("article", "card");
+  made.dataset.task = task.id;
+  if (task.waiting) made.classList.add("waiting");
+  if (task.working) made.classList.add("working");
+  made.append(element("span", "id", task.id), element("span", "title", task.title));
+  if (task.kind) made.append(element("div", "kind", task.kind));
+  if (task.waits_for) made.append(element("p", "waits", `waits for ${task.waits_for}`));
+  for (const question of (task.questions || []).filter((q) => q.open)) {
+    made.append(element("p", "question", `Q${question.number}: ${question.text}`));
+    question.options.forEach((option, index) => {
+      const letter = String.fromCharCode(97 + index);
+      const label = `(${letter}) ${option}${index === 0 ? " — recommended" : ""}`;
+      const button = element("button", "option", label);
+      button.addEventListener("click", () =>
+        move(task.id, "answer", { question: `Q${question.number}`, option: letter }));
+      made.append(button);
+    });
+  }
+  const moves = element("div", "moves");
+  for (const name of task.moves || []) if (name !== "answer") moves.append(moveButton(task, name));
+  made.append(moves);
+  if (task.pr) {
+    const link = element("a", "pr", "pull request");
+    link.href = task.pr; link.rel = "noopener noreferrer"; link.target = "_blank";
+    made.append(link);
+  }
+  return made;
+}
+
+async function refresh() {
+  const answer = await fetch("/api/plan");
+  const plan = await answer.json();
+  if (!answer.ok) { notice(`${plan.error} (fix: ${plan.fix})`); return; }
+  document.getElementById("plan-title").textContent = plan.title;
+  const columns = document.getElementById("columns");
+  columns.replaceChildren();
+  for (const status of COLUMNS) {
+    const tasks = plan.tasks.filter((t) => t.lifecycle === status);
+    const column = element("section", "column");
+    column.dataset.status = status;
+    const heading = element("h2", "", status);
+    heading.append(element("span", "count", String(tasks.length)));
+    column.append(heading, ...tasks.map(card));
+    columns.append(column);
+  }
+  const waiting = plan.tasks.filter((t) => t.waiting).length;
+  document.getElementById("summary").textContent =
+    `${plan.tasks.length} task${plan.tasks.length === 1 ? "" : "s"}; ` +
+    `${waiting} wait${waiting === 1 ? "s" : ""} for a person`;
+  document.title = waiting ? `(${waiting}) taskhand board` : "taskhand board";
+}
+
+refresh();
+// Each event may move a card: read the plan again (the browser resumes with Last-Event-ID).
+const stream = new EventSource("/api/events");
+let pending = null;
+stream.addEventListener("open", () => refresh());
+for (const kind of ["task_moved", "task_concluded", "question_asked", "unit_started",
+  "unit_finished", "run_finished", "delivered"]) {
+  stream.addEventListener(kind, () => {
+    clearTimeout(pending);
+    pending = setTimeout(refresh, 100);
+  });
+}

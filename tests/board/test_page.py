@@ -1,0 +1,64 @@
+"""The board's page in a real headless Chromium: the columns and cards show where each task
+stands, the title counts what waits for a person, a button makes the move, a second browser
+sees it live, and task text planted with markup shows as text."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.agents.pictures import needs_browser
+from tests.board.test_app import TOKEN, served
+
+__all__ = ["served"]
+
+
+@pytest.fixture
+def browser() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as driver:
+        chromium = driver.chromium.launch(executable_path=shutil.which("chromium"))
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@needs_browser
+def test_a_person_approves_on_the_board_and_another_browser_sees_it(
+    served: tuple[int, Path], browser: object, tmp_path: Path
+) -> None:
+    port, repo = served
+    task = repo / "plan" / "T-001-toggle.md"
+    task.write_text(task.read_text().replace("title: Dark mode toggle", "title: <b>Dark</b> mode"))
+    address = f"http://127.0.0.1:{port}/"
+    person = browser.new_page(viewport={"width": 1440, "height": 900})  # type: ignore[attr-defined]
+    watcher = browser.new_context().new_page()  # type: ignore[attr-defined]
+    person.goto(f"{address}#token={TOKEN}")
+    watcher.goto(address)
+    card = person.locator("[data-status=planned] [data-task=T-001]")
+    card.wait_for()
+    assert card.locator(".title").inner_text() == "<b>Dark</b> mode"  # text, not markup
+    assert card.locator("b").count() == 0
+    assert "waits for approval of the plan" in card.inner_text()
+    assert person.title() == "(1) taskhand board"
+    assert "#token" not in person.url  # the token leaves the address bar
+    person.screenshot(path=str(tmp_path / "board.png"))
+    watcher.locator("[data-status=planned] [data-task=T-001]").wait_for()
+    card.locator("button[data-move=approve]").click()
+    person.locator("[data-status=ready] [data-task=T-001]").wait_for(timeout=5000)
+    # The second browser, with no token and no click, sees the move through the event stream.
+    watcher.locator("[data-status=ready] [data-task=T-001]").wait_for(timeout=3000)
+    assert watcher.title() == "taskhand board"
+    # The watcher has no token: its move is refused, and the page says why.
+    watcher.locator("[data-task=T-001] button[data-move=park]").wait_for()
+    watcher.on("dialog", lambda dialog: dialog.accept("not now"))
+    watcher.locator("[data-task=T-001] button[data-move=park]").click()
+    notice = watcher.locator("#notice")
+    notice.wait_for(state="visible")
+    assert "a change needs the board's token" in notice.inner_text()
+    assert person.locator("[data-status=ready] [data-task=T-001]").count() == 1
