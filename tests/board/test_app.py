@@ -55,7 +55,9 @@ def call(port: int, method: str, path: str, body: Any = None, **headers: str) ->
     conn.request(method, path, body=data, headers=headers)
     answer = conn.getresponse()
     try:
-        return answer.status, json.loads(answer.read() or b"null")
+        raw = answer.read()
+        is_json = (answer.getheader("Content-Type") or "").startswith("application/json")
+        return answer.status, json.loads(raw or b"null") if is_json else raw.decode()
     finally:
         conn.close()
 
@@ -171,3 +173,28 @@ def test_serving_names_a_port_it_cannot_use_and_keeps_to_loopback(tmp_path: Path
         port = taken.getsockname()[1]
         with pytest.raises(BoardError, match=rf"port {port} on 127.0.0.1 cannot be used"):
             serve(tmp_path, tmp_path, port=port, say=lambda line: None)
+
+
+def test_a_tasks_drawer_and_its_pictures_are_read_safely(served: tuple[int, Path]) -> None:
+    port, repo = served
+    status, found = call(port, "GET", "/api/tasks/T-001")
+    assert status == 200
+    assert found["plan"] == "(replay) the planner's work on T-001"
+    assert [u["role"] for u in found["units"]] == ["writer", "explorer", "planner"]
+    assert call(port, "GET", "/api/tasks/T-404")[0] == 404
+    from taskhand.state.paths import StateDir
+
+    folder = StateDir.for_repo(repo).artifacts(repo / "plan", "T-001")
+    (folder / "prototype.svg").write_text("<svg xmlns='http://www.w3.org/2000/svg'><script/></svg>")
+    (tmp := repo.parent / "secret.png").write_text("not yours")
+    (folder / "link.png").symlink_to(tmp)
+    assert call(port, "GET", "/api/tasks/T-001")[1]["pictures"] == ["prototype.svg"]
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    conn.request("GET", "/api/tasks/T-001/pictures/prototype.svg")
+    answer = conn.getresponse()
+    answer.read()
+    conn.close()
+    assert answer.status == 200  # shown as a picture, its script never run:
+    assert "default-src 'none'" in (answer.getheader("Content-Security-Policy") or "")
+    for name in ("link.png", "..%2Fmap.md", "map.md", "%2Fetc%2Fpasswd"):
+        assert call(port, "GET", f"/api/tasks/T-001/pictures/{name}")[0] == 404, name

@@ -47,7 +47,13 @@ def test_a_person_approves_on_the_board_and_another_browser_sees_it(
     assert "waits for approval of the plan" in card.inner_text()
     assert person.title() == "(1) taskhand board"
     assert "#token" not in person.url  # the token leaves the address bar
+    card.locator(".title").click()  # the drawer: what the lifecycle wrote, the units
+    drawer = person.locator("#drawer")
+    drawer.wait_for(state="visible")
+    assert drawer.locator("pre.plan").inner_text() == "(replay) the planner's work on T-001"
+    assert "planner" in drawer.locator("table").last.inner_text()
     person.screenshot(path=str(tmp_path / "board.png"))
+    person.locator("#close").click()
     watcher.locator("[data-status=planned] [data-task=T-001]").wait_for()
     card.locator("button[data-move=approve]").click()
     person.locator("[data-status=ready] [data-task=T-001]").wait_for(timeout=5000)

@@ -22,6 +22,7 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from taskhand.board import details
 from taskhand.errors import UserError
 from taskhand.pipeline import standing
 from taskhand.pipeline.lifecycle import Move
@@ -54,6 +55,8 @@ def create(board: Board) -> Starlette:
         Mount("/static", StaticFiles(packages=[("taskhand.board", "static")]), name="static"),
         Route("/api/plan", partial(_plan, board), methods=["GET"]),
         Route("/api/events", partial(_events, board), methods=["GET"]),
+        Route("/api/tasks/{task}", partial(_details, board), methods=["GET"]),
+        Route("/api/tasks/{task}/pictures/{name}", partial(_picture, board), methods=["GET"]),
         Route("/api/tasks/{task}/{move}", partial(_move, board), methods=["POST"]),
     ]
     return Starlette(routes=routes)
@@ -87,6 +90,35 @@ async def _plan(board: Board, request: Request) -> Response:
     except UserError as exc:  # the plan was edited into something invalid: say so
         return _error(409, exc.what, exc.fix or "fix the plan (taskhand validate says how)")
     return JSONResponse(json.loads(dumps(data)))
+
+
+async def _details(board: Board, request: Request) -> Response:
+    task = request.path_params["task"]
+    try:
+        found = await run_in_threadpool(details.task_details, board.plan, board.repo, task)
+    except UserError as exc:
+        return _error(409, exc.what, exc.fix or "fix the plan (taskhand validate says how)")
+    if found is None:
+        return _error(404, f"no task {task!r} in the plan", "pick a task the board shows")
+    return JSONResponse(json.loads(dumps(found)))
+
+
+# A picture is shown, never run: an SVG opened on its own may hold script, and this forbids it.
+PICTURE_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+    "X-Content-Type-Options": "nosniff",
+}
+
+
+async def _picture(board: Board, request: Request) -> Response:
+    task, name = request.path_params["task"], request.path_params["name"]
+    try:
+        path = await run_in_threadpool(details.picture, board.plan, board.repo, task, name)
+    except UserError as exc:
+        return _error(409, exc.what, exc.fix)
+    if path is None:
+        return _error(404, f"no picture {name!r} of {task}", "pick one the drawer lists")
+    return FileResponse(path, headers=PICTURE_HEADERS)
 
 
 # Each move: the library call, from the task id and the JSON body's fields.

@@ -61,7 +61,9 @@ function card(task) {
   made.dataset.task = task.id;
   if (task.waiting) made.classList.add("waiting");
   if (task.working) made.classList.add("working");
-  made.append(element("span", "id", task.id), element("span", "title", task.title));
+  const title = element("span", "title", task.title);
+  title.addEventListener("click", () => openDrawer(task));
+  made.append(element("span", "id", task.id), title);
   if (task.kind) made.append(element("div", "kind", task.kind));
   if (task.waits_for) made.append(element("p", "waits", `waits for ${task.waits_for}`));
   for (const question of (task.questions || []).filter((q) => q.open)) {
@@ -85,6 +87,64 @@ function card(task) {
   }
   return made;
 }
+
+function section(heading, ...content) {
+  const made = element("section", "part");
+  made.append(element("h3", "", heading), ...content);
+  return made;
+}
+
+function table(columns, rows) {
+  const made = element("table");
+  const head = element("tr");
+  for (const name of columns) head.append(element("th", "", name));
+  made.append(head);
+  for (const row of rows) {
+    const line = element("tr");
+    for (const cell of row) line.append(element("td", "", String(cell ?? "")));
+    made.append(line);
+  }
+  return made;
+}
+
+let opened = null;
+
+async function openDrawer(task) {
+  opened = task.id;
+  const answer = await fetch(`/api/tasks/${encodeURIComponent(task.id)}`);
+  const found = await answer.json();
+  if (!answer.ok) { notice(`${found.error} (fix: ${found.fix})`); return; }
+  document.getElementById("drawer-title").textContent = `${task.id} ${task.title}`;
+  const parts = [section("Task", element("pre", "", task.description || ""))];
+  if (found.spec) parts.push(section("Spec", element("pre", "spec", found.spec)));
+  if (found.plan) parts.push(section("Plan", element("pre", "plan", found.plan)));
+  if (found.questions.length) {
+    parts.push(section("Questions", table(["", "question", "answer"], found.questions.map((q) =>
+      [`Q${q.number}`, q.text, q.open ? "(open)" : `${q.choice || ""} ${q.note || ""}`]))));
+  }
+  if (found.pictures.length) {
+    parts.push(section("Pictures", ...found.pictures.map((name) => {
+      const picture = element("img");
+      picture.alt = name;
+      picture.src = `/api/tasks/${encodeURIComponent(task.id)}/pictures/${encodeURIComponent(name)}`;
+      return picture;
+    })));
+  }
+  if (found.attempts.length) {
+    parts.push(section("Attempts", table(["#", "outcome", "summary"], found.attempts.map((a) =>
+      [a.iteration, a.outcome, a.summary]))));
+  }
+  parts.push(section("Units", table(["role", "agent", "model", "outcome", "tokens", "$"],
+    found.units.map((u) => [u.role, u.agent, u.model, u.outcome,
+      `${u.tokens_in}/${u.tokens_out}`, u.cost.toFixed(4)]))));
+  document.getElementById("drawer-body").replaceChildren(...parts);
+  document.getElementById("drawer").hidden = false;
+}
+
+document.getElementById("close").addEventListener("click", () => {
+  opened = null;
+  document.getElementById("drawer").hidden = true;
+});
 
 async function refresh() {
   const answer = await fetch("/api/plan");
