@@ -36,6 +36,7 @@ HOMONYMS = {
     ("run/movement.py", "waiting"): "a move's JSON field: a person's move is due",
     ("prompts/__init__.py", "verdict"): "the brief's section of the newest verdict",
     ("run/lifecycle.py", "accepted"): "a person's word in a hand-written Response",
+    ("board/serve.py", "warning"): "uvicorn's log level",
 }
 
 

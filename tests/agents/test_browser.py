@@ -146,7 +146,7 @@ def test_a_hostile_page_reaches_neither_the_internet_nor_files_outside(tmp_path:
     secret = (tmp_path / "secret.txt").as_uri()
     (worktree / "hostile.html").write_text(
         f'<p>hostile</p><iframe src="{secret}"></iframe><img src="https://example.com/x.png">'
-        f'<script>setTimeout(() => location.href = "{secret}", 300)</script>',
+        f'<script>setTimeout(() => location.href = "{secret}", 1500)</script>',
         encoding="utf-8",
     )
     (worktree / "links.html").write_text(
@@ -157,7 +157,9 @@ def test_a_hostile_page_reaches_neither_the_internet_nor_files_outside(tmp_path:
             with pytest.raises(ToolError, match="refused"):
                 session.open(target)
         assert session.open("hostile.html").startswith("opened file://")
-        time.sleep(0.5)  # the script's redirect, which the browser refuses
+        # The script's redirect, which the browser refuses; late enough that a loaded machine
+        # has opened the page before it comes.
+        time.sleep(2.0)
         assert "secret" not in session.text() and "blocked" in session.text()
         session.open("links.html")
         with pytest.raises(ToolError, match="did not load"):
