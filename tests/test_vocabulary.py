@@ -37,6 +37,7 @@ HOMONYMS = {
     ("prompts/__init__.py", "verdict"): "the brief's section of the newest verdict",
     ("run/lifecycle.py", "accepted"): "a person's word in a hand-written Response",
     ("board/serve.py", "warning"): "uvicorn's log level",
+    ("board/app.py", "question"): "an answer's JSON field: which question",
 }
 
 
