@@ -109,8 +109,11 @@ def pipeline_of(task: Task, default: str) -> str:
 def current(store: LifecycleRows, plan: Plan, task: Task, default: str) -> TaskLife:
     """The task's lifecycle record; one not yet written starts where its pipeline starts."""
     found = store.life(plan_key(plan), task.id)
-    if found is not None:
-        return found
+    return found if found is not None else starting(plan, task, default)
+
+
+def starting(plan: Plan, task: Task, default: str) -> TaskLife:
+    """The record of a task none was written for: at its pipeline's first status."""
     status = first_status(pipeline_of(task, default), task)
     return TaskLife(plan_key(plan), task.id, status, False, "", None, 0, 0, None, "")
 

@@ -135,19 +135,13 @@ def standings(
     found = {}
     for task in plan.tasks:
         own = lifecycle.pipeline_of(task, pipeline)
-        record = lives.get(task.id) or initial(key, task, own)
+        record = lives.get(task.id) or lifecycle.starting(plan, task, own)
         life = reconcile(record, known.get(task.id), own, task)
         asked = store.questions(key, task.id) if store is not None and task.id in lives else []
         status = statuses.get(task.id, task.status)
         working = alive and status is Status.BUSY
         found[task.id] = Standing(task.id, own, life, status, working, tuple(asked))
     return found
-
-
-def initial(key: str, task: Task, pipeline: str) -> TaskLife:
-    """The record of a task no one has moved yet: where its pipeline starts."""
-    status = lifecycle.first_status(pipeline, task)
-    return TaskLife(key, task.id, status, False, "", None, 0, 0, None, "")
 
 
 def plan_pipeline(plan_root: Path, run: Run | None) -> str:

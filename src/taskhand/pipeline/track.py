@@ -33,6 +33,14 @@ class Tracker:
     def life(self, plan: Plan, task: Task) -> TaskLife:
         return lifecycle.current(self.store, plan, task, self.pipeline)
 
+    def lives(self, plan: Plan) -> dict[str, TaskLife]:
+        """Every task's record, read at once (a screen asks of all of them): one not yet
+        written starts where its pipeline starts."""
+        found = self.store.lives(self.plan_key)
+        return {
+            t.id: found.get(t.id) or lifecycle.starting(plan, t, self.pipeline) for t in plan.tasks
+        }
+
     def full(self, task: Task) -> bool:
         return lifecycle.pipeline_of(task, self.pipeline) == "full"
 

@@ -24,10 +24,11 @@ def screened(track: Tracker, plan: Plan, statuses: dict[str, Status]) -> dict[st
     draft, a question, a gate, a parked task) counts as waiting, so that it is neither
     selected nor taken for work left undone."""
     shown = dict(statuses)
+    lives = track.lives(plan)
     for task in plan.tasks:
         if not track.full(task) or shown.get(task.id) is not Status.OPEN:
             continue
-        life = track.life(plan, task)
+        life = lives[task.id]
         if not lifecycle.workable(life) and not answered_by_hand(plan, task, life):
             shown[task.id] = Status.DONE if life.status in lifecycle.FINAL else Status.WAIT
     return shown
@@ -50,9 +51,12 @@ def adopt_hand_answers(h: Harness, plan: Plan) -> None:
     """Take each Response a person wrote by hand as the move it stands for: an answer to the
     open question; an approval or acceptance when it says so ("approved", "ok", ...), else
     the changes it asks for; a reopen of a parked task."""
+    if plan.dialect is not Dialect.TASKTRACK:  # only a TaskTrack file holds a Response
+        return
     key = h.track.plan_key
+    lives = h.track.lives(plan)
     for task in plan.tasks:
-        life = h.track.life(plan, task)
+        life = lives[task.id]
         if not h.track.full(task) or not answered_by_hand(plan, task, life):
             continue
         text = (task.exchanges[-1].response or "").strip()
