@@ -458,3 +458,44 @@ def test_a_move_its_status_does_not_open_is_refused_with_the_open_ones(
         assert message.endswith("(fix: none: it is finished)")
     else:
         assert "the moves open are: taskhand " in message
+
+
+@pytest.mark.parametrize(
+    ("status", "waiting", "move"),
+    [
+        (L.PLANNED, True, "approve"),
+        (L.PLANNED, True, "revise"),
+        (L.PROTOTYPE, True, "accept"),
+        (L.QA, False, "park"),
+        (L.PARKED, True, "reopen"),
+    ],
+)
+def test_where_a_move_lands_is_where_the_board_says(
+    tmp_path: Path, status: Lifecycle, waiting: bool, move: str
+) -> None:
+    """`show --json` tells the board where each move sends a task (the column a drag onto it
+    means); making the move puts the task exactly there."""
+    from taskhand.pipeline import standing
+
+    life = lives(tmp_path, "markdown")
+    life.start_run()
+    one, _ = life.ids
+    if status is L.PARKED:
+        life.put(one, L.QA)
+        moves.park(one, "Flaky browser.", life.plan)
+    else:
+        life.put(one, status, waiting=waiting, request="Look at it.")
+    _, found = standing.read(life.load(), repo=life.repo)
+    said = found[one].as_json()["lands"]
+    assert move in said, said
+    made = {
+        "approve": lambda: moves.approve(one, life.plan),
+        "revise": lambda: moves.revise(one, "Smaller.", life.plan),
+        "accept": lambda: moves.accept(one, life.plan),
+        "park": lambda: moves.park(one, "Later.", life.plan),
+        "reopen": lambda: moves.reopen(one, life.plan),
+    }[move]()
+    assert str(made.after) == said[move]
+    # T-001 is a ui task: an approved plan goes to its prototype, a reopen back to qa.
+    assert said.get("approve", "prototype") == "prototype"
+    assert said.get("reopen", "qa") == "qa"

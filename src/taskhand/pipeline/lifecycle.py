@@ -139,6 +139,33 @@ def after_plan(task: Task) -> Lifecycle:
     return L.PROTOTYPE if (task.kind or "") == "ui" else L.READY
 
 
+def lands(move: Move, life: TaskLife, task: Task, pipeline: str) -> Lifecycle | None:
+    """The status a move sends the task to (the board's column a drag onto it means); None
+    for a move that leaves it where it is or sends it where its answer says."""
+    match move:
+        case Move.SUBMIT:
+            return first_status(pipeline, task)
+        case Move.APPROVE:
+            return after_plan(task)
+        case Move.REVISE:
+            return L.PLAN
+        case Move.ACCEPT:
+            return L.READY
+        case Move.REOPEN:
+            return resumed(life.resume) or first_status(pipeline, task)
+        case Move.PARK:
+            return L.PARKED
+    return None
+
+
+def resumed(name: str | None) -> Lifecycle | None:
+    """The status a record says to return to (None: none, or a word of a later version)."""
+    try:
+        return Lifecycle(name) if name else None
+    except ValueError:
+        return None
+
+
 def waits_for(life: TaskLife, questions: Iterable[Question] = ()) -> str:
     """What the task waits for, in a person's words ("" when it waits for no one)."""
     status = life.status

@@ -45,6 +45,7 @@ class Standing:
     status: Status  # the dialect's five-code status as it stands
     working: bool  # a unit works on it now: every move waits
     questions: tuple[Question, ...]
+    task: Task | None = None  # the plan's task (its kind says where an approval lands)
 
     @property
     def open_questions(self) -> list[Question]:
@@ -53,6 +54,14 @@ class Standing:
     @property
     def moves(self) -> list[Move]:
         return lifecycle.moves(self.life, self.working, len(self.open_questions))
+
+    @property
+    def lands(self) -> dict[Move, Lifecycle]:
+        """Where each open move that changes the status sends the task (a board's drop)."""
+        if self.task is None:
+            return {}
+        found = {m: lifecycle.lands(m, self.life, self.task, self.pipeline) for m in self.moves}
+        return {m: at for m, at in found.items() if at is not None}
 
     @property
     def beyond_codes(self) -> bool:
@@ -71,6 +80,7 @@ class Standing:
             "waiting": self.life.waiting,
             "waits_for": self.waits_for,
             "moves": [str(m) for m in self.moves],
+            "lands": {str(m): str(at) for m, at in self.lands.items()},
             "working": self.working,
             "questions": [
                 {
@@ -140,7 +150,7 @@ def standings(
         asked = store.questions(key, task.id) if store is not None and task.id in lives else []
         status = statuses.get(task.id, task.status)
         working = alive and status is Status.BUSY
-        found[task.id] = Standing(task.id, own, life, status, working, tuple(asked))
+        found[task.id] = Standing(task.id, own, life, status, working, tuple(asked), task)
     return found
 
 

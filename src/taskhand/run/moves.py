@@ -64,7 +64,7 @@ def submit(task_id: str, plan_path: Path | None = None, repo: Path | None = None
     with desk(Move.SUBMIT, plan_path, repo) as d:
         task, where = d.task(task_id, Move.SUBMIT)
         d.check(Move.SUBMIT, where)
-        first = lifecycle.first_status(where.pipeline, task)
+        first = _lands(Move.SUBMIT, where, task)
         return d.land(task, where, Move.SUBMIT, first, reason="submitted")
 
 
@@ -114,7 +114,7 @@ def respond(
         if opened:
             return _answered(d, task, where, opened[0], "", text.strip(), Move.RESPOND, "")
         d.store.remark(d.key, task.id, str(Move.RESPOND), text.strip())
-        back = _status(where.life.resume) or lifecycle.first_status(where.pipeline, task)
+        back = lifecycle.resumed(where.life.resume) or lifecycle.first_status(where.pipeline, task)
         return d.land(task, where, Move.RESPOND, back, resume="", response=text.strip())
 
 
@@ -123,7 +123,7 @@ def approve(task_id: str, plan_path: Path | None = None, repo: Path | None = Non
     with desk(Move.APPROVE, plan_path, repo) as d:
         task, where = d.task(task_id, Move.APPROVE)
         d.check(Move.APPROVE, where)
-        after = lifecycle.after_plan(task)
+        after = _lands(Move.APPROVE, where, task)
         return d.land(
             task, where, Move.APPROVE, after, reason="the plan is approved", response="Approved."
         )
@@ -146,7 +146,14 @@ def revise(
         d.documents.add_review(task, text)
         d.store.remark(d.key, task.id, str(Move.REVISE), text.strip())
         said = f"Revise: {text.strip()}"
-        return d.land(task, where, Move.REVISE, L.PLAN, reason="revise", response=said)
+        return d.land(
+            task,
+            where,
+            Move.REVISE,
+            _lands(Move.REVISE, where, task),
+            reason="revise",
+            response=said,
+        )
 
 
 def comment(
@@ -181,7 +188,7 @@ def accept(task_id: str, plan_path: Path | None = None, repo: Path | None = None
             task,
             where,
             Move.ACCEPT,
-            L.READY,
+            _lands(Move.ACCEPT, where, task),
             reason="the prototype is accepted",
             response="Accepted.",
         )
@@ -196,7 +203,7 @@ def reopen(task_id: str, plan_path: Path | None = None, repo: Path | None = None
         d.store.restart_lives(d.key, [task.id])
         if d.run is not None:  # fresh attempts: the caps count from here
             d.store.reopen_task(d.run.id, task.id, "taskhand reopen")
-        back = _status(where.life.resume) or lifecycle.first_status(where.pipeline, task)
+        back = _lands(Move.REOPEN, where, task)
         # A status no stage works from is a person's turn again (a plan to approve, a
         # question to answer); from any other the harness goes on.
         waiting = where.life.status is L.PARKED and back in (L.PLANNED, L.NEEDS_INPUT)
@@ -218,7 +225,7 @@ def park(task_id: str, why: str, plan_path: Path | None = None, repo: Path | Non
             task,
             where,
             Move.PARK,
-            L.PARKED,
+            _lands(Move.PARK, where, task),
             waiting=True,
             resume=where.life.status,
             reason=why,
@@ -248,8 +255,8 @@ def _answered(
     if any(q.open for q in questions):
         return d.land(task, where, move, L.NEEDS_INPUT, waiting=True, response=said)
     back = (
-        _status(asked.stage)
-        or _status(where.life.resume)
+        lifecycle.resumed(asked.stage)
+        or lifecycle.resumed(where.life.resume)
         or lifecycle.first_status(where.pipeline, task)
     )
     return d.land(task, where, move, back, resume="", reason="answered", response=said)
@@ -280,11 +287,11 @@ def _check(d: Desk, where: Standing, move: Move) -> None:
     raise MoveError(said)
 
 
-def _status(name: str | None) -> Lifecycle | None:
-    try:
-        return Lifecycle(name) if name else None
-    except ValueError:  # a word of a later version
-        return None
+def _lands(move: Move, where: Standing, task: Task) -> Lifecycle:
+    """Where a move that changes the task's status sends it, from the lifecycle's table."""
+    found = lifecycle.lands(move, where.life, task, where.pipeline)
+    assert found is not None, f"{move} changes no status"
+    return found
 
 
 def _write_checked(plan: Plan, files: dict[Path, str]) -> Plan:
