@@ -189,7 +189,8 @@ async def _stream(board: Board, request: Request, after: int) -> AsyncIterator[s
         found = await run_in_threadpool(events_after, board, after)
         for event in found:
             after = event.id
-            yield f"id: {event.id}\nevent: {event.kind}\ndata: {dumps(event.as_json())}\n\n"
+            # One message type: the kind is in the data, so a page hears every kind alike.
+            yield f"id: {event.id}\ndata: {dumps(event.as_json())}\n\n"
         quiet = 0.0 if found else quiet + POLL_SECONDS
         if quiet >= HEARTBEAT_SECONDS:
             quiet = 0.0

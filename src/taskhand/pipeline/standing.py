@@ -21,7 +21,7 @@ from taskhand.plan.model import Dialect, Plan, Status, Task
 from taskhand.state.life import Lifecycle, Question, TaskLife
 
 if TYPE_CHECKING:
-    from taskhand.state.records import Run
+    from taskhand.state.records import Run, UnitRow
     from taskhand.state.status import StatusBook
     from taskhand.state.store import Store
 
@@ -46,6 +46,8 @@ class Standing:
     working: bool  # a unit works on it now: every move waits
     questions: tuple[Question, ...]
     task: Task | None = None  # the plan's task (its kind says where an approval lands)
+    cost: float = 0.0  # dollars its units spent in the plan's latest run
+    unit: UnitRow | None = None  # the unit working on it now
 
     @property
     def open_questions(self) -> list[Question]:
@@ -82,6 +84,8 @@ class Standing:
             "moves": [str(m) for m in self.moves],
             "lands": {str(m): str(at) for m, at in self.lands.items()},
             "working": self.working,
+            "unit": _working_unit(self.unit) if self.working else None,
+            "cost": round(self.cost, 6),
             "questions": [
                 {
                     "number": q.number,
@@ -142,6 +146,7 @@ def standings(
     the dialect records; `alive`: a run holds the plan now; `pipeline`: the plan's."""
     key = lifecycle.plan_key(plan)
     lives = store.lives(key) if store is not None else {}
+    units = _units(store, key)
     found = {}
     for task in plan.tasks:
         own = lifecycle.pipeline_of(task, pipeline)
@@ -150,7 +155,12 @@ def standings(
         asked = store.questions(key, task.id) if store is not None and task.id in lives else []
         status = statuses.get(task.id, task.status)
         working = alive and status is Status.BUSY
-        found[task.id] = Standing(task.id, own, life, status, working, tuple(asked), task)
+        spent = units.get(task.id, [])
+        running = [u for u in spent if u.ended is None]
+        found[task.id] = Standing(
+            task.id, own, life, status, working, tuple(asked), task,
+            cost=sum(u.cost for u in spent), unit=running[-1] if running else None,
+        )  # fmt: skip
     return found
 
 
@@ -163,6 +173,23 @@ def plan_pipeline(plan_root: Path, run: Run | None) -> str:
 
         chosen = read_file(plan_root).get("pipeline") or chosen
     return str(chosen or DEFAULT)
+
+
+def _units(store: Store | None, key: str) -> dict[str, list[UnitRow]]:
+    """The units of the plan's latest run, by task, in the order they started."""
+    run = store.latest_run(key) if store is not None else None
+    if store is None or run is None:
+        return {}
+    found: dict[str, list[UnitRow]] = {}
+    for unit in store.units(run.id):
+        found.setdefault(unit.task_id, []).append(unit)
+    return found
+
+
+def _working_unit(unit: UnitRow | None) -> dict[str, Any] | None:
+    if unit is None:
+        return None
+    return {"role": str(unit.role), "agent": unit.agent, "started": unit.started}
 
 
 def read(
