@@ -307,7 +307,7 @@ RUN_MACHINERY = (
     *("taskhand.run.loop", "taskhand.run.launch", "taskhand.run.feedback", "taskhand.run.attempt"),
     *("taskhand.pipeline", "taskhand.prompts", "taskhand.agents.executor"),
     *("taskhand.agents.cli", "taskhand.agents.acp", "taskhand.agents.openai"),
-    *("taskhand.agents.replay", "taskhand.cli.run", "taskhand.views.progress"),
+    *("taskhand.agents.replay", "taskhand.cli.run", "taskhand.cli.runs", "taskhand.views.progress"),
 )
 
 

@@ -8,13 +8,18 @@ from __future__ import annotations
 import ipaddress
 import secrets
 import socket
+import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from taskhand.board.app import Board, create
 from taskhand.errors import UserError
 
 LOOPBACK = "127.0.0.1"
+STARTUP_SECONDS = 10.0
 
 
 class BoardError(UserError):
@@ -38,14 +43,42 @@ def free_port(host: str = LOOPBACK) -> int:
         return int(probe.getsockname()[1])
 
 
-def serve(
+@dataclass
+class Served:
+    """A board served from a background thread, so that a supervisor can keep the main one
+    (where signals arrive)."""
+
+    board: Board
+    host: str
+    port: int
+    server: Any  # uvicorn.Server
+    thread: threading.Thread
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}/"
+
+    def wait(self) -> None:
+        """Until the server stops, or Ctrl-C (then it stops)."""
+        try:
+            while self.thread.is_alive():
+                self.thread.join(0.5)
+        except KeyboardInterrupt:
+            self.stop()
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+def start(
     plan: Path,
     repo: Path,
     host: str = LOOPBACK,
     port: int | None = None,
     say: Callable[[str], None] = print,
-) -> None:
-    """Serve the board until interrupted; `say` gets the address and the token."""
+) -> Served:
+    """Serve the board in a background thread; `say` gets the address and the token once."""
     import uvicorn  # here: only the board needs the server
 
     board = Board(plan.resolve(), repo.resolve(), new_token())
@@ -63,7 +96,33 @@ def serve(
                 f"port {chosen} on {host} cannot be used ({exc.strerror})",
                 fix="give another with --port, or leave --port out for a free one",
             ) from None
-    # The token rides in the address's fragment, which a browser never sends to the server.
-    say(f"board: http://{host}:{chosen}/#token={board.token}  (plan {board.plan})")
     # access_log off: request lines are not needed, and nothing of a request is logged.
-    uvicorn.run(create(board), host=host, port=chosen, log_level="warning", access_log=False)
+    config = uvicorn.Config(
+        create(board), host=host, port=chosen, log_level="warning", access_log=False
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name="taskhand-board", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + STARTUP_SECONDS
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            server.should_exit = True
+            raise BoardError(
+                f"the board did not start on {host}:{chosen}", fix="try another --port"
+            )
+        time.sleep(0.02)
+    served = Served(board, host, chosen, server, thread)
+    # The token rides in the address's fragment, which a browser never sends to the server.
+    say(f"board: {served.url}#token={board.token}  (plan {board.plan})")
+    return served
+
+
+def serve(
+    plan: Path,
+    repo: Path,
+    host: str = LOOPBACK,
+    port: int | None = None,
+    say: Callable[[str], None] = print,
+) -> None:
+    """Serve the board until interrupted."""
+    start(plan, repo, host, port, say).wait()

@@ -55,7 +55,7 @@ COMMANDS = {
         "Approve TASK's plan: a ui task goes on to its prototype, any other to ready.",
     ),
     "clean": Entry(
-        "taskhand.cli.run",
+        "taskhand.cli.runs",
         "clean_command",
         "Remove RUN's worktrees and integrated task branches; keep (and say why) the rest.",
     ),
@@ -75,7 +75,7 @@ COMMANDS = {
         "Create a plan in FOLDER: an overview and a first task to edit.",
     ),
     "ledger": Entry(
-        "taskhand.cli.run",
+        "taskhand.cli.runs",
         "ledger",
         "What became of each attempt at TASK (default: every task): checks, verdicts, change.",
     ),
@@ -120,7 +120,7 @@ COMMANDS = {
         "Work through PLAN: each task in its own worktree, gated, integrated into a run branch.",
     ),
     "runs": Entry(
-        "taskhand.cli.run",
+        "taskhand.cli.runs",
         "runs",
         "List the runs of this repository, newest first.",
     ),
@@ -130,7 +130,7 @@ COMMANDS = {
         "Show PLAN (phases, tasks, statuses, what is eligible), or one TASK of it.",
     ),
     "stats": Entry(
-        "taskhand.cli.run",
+        "taskhand.cli.runs",
         "stats",
         "Units by role, agent time, tokens and dollars per task and in total for RUN.",
     ),

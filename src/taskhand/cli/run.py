@@ -1,4 +1,4 @@
-"""The run commands of `taskhand`: run, resume, runs, stats, ledger, clean, demo."""
+"""The run commands of `taskhand`: run (with --watch, and --board beside it), resume, demo."""
 
 from __future__ import annotations
 
@@ -8,26 +8,24 @@ import sys
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
-from rich.console import Console
-from rich.table import Table
 
 from taskhand import config, demo
 from taskhand.cli.options import JSON, REPO
 from taskhand.host import interrupts
 from taskhand.plan import formats
-from taskhand.plan.model import Status
-from taskhand.run import clean, feedback, launch, lookup, supervisor
+from taskhand.run import feedback, launch, supervisor
 from taskhand.state.records import RunStatus
 from taskhand.text import dumps, printable
 from taskhand.unit import LENSES
-from taskhand.views import ledger as ledger_view
 from taskhand.views import progress as watch
-from taskhand.views import stats as stats_view
-from taskhand.views.terminal import echo, rich_text
+from taskhand.views.terminal import echo
 from taskhand.workspace import git
+
+if TYPE_CHECKING:  # the board's server is loaded only for --board
+    from taskhand.board.serve import Served
 
 T = TypeVar("T")
 EXIT_CODES = {RunStatus.COMPLETED: 0, RunStatus.FAILED: 1}
@@ -172,10 +170,23 @@ _CAPS = _DEFAULTS.caps
     help="Keep going while people answer: when the run waits for a person, idle until a move "
     "makes a task workable, then go on (Ctrl-C stops).",
 )
+@click.option(
+    "--board",
+    "with_board",
+    is_flag=True,
+    help="Serve the plan's board beside the run, on loopback (implies --watch); it stays up "
+    "when the run is over, until Ctrl-C.",
+)
 @REPO
 @JSON
 def run(
-    plan: Path, new: bool, supervise: bool, repo: Path | None, as_json: bool, **flags: Any
+    plan: Path,
+    new: bool,
+    supervise: bool,
+    with_board: bool,
+    repo: Path | None,
+    as_json: bool,
+    **flags: Any,
 ) -> None:
     """Work through PLAN: each task in its own worktree, gated, integrated into a run branch.
 
@@ -189,23 +200,40 @@ def run(
     except config.FlagError as exc:  # the command line's fault: a usage error, as click's
         message = f"{exc.what} (fix: {exc.fix})"
         raise click.BadParameter(message, param_hint=[exc.where]) from None
+    served = _board_beside(folder, repo, as_json) if with_board else None
     listener = _listener(as_json)
-    if supervise:
-
-        def idle(waiting: config.Summary) -> None:
-            _report(waiting, as_json)
-            if not as_json:
-                echo("watching: the run goes on when a move makes a task workable (Ctrl-C stops)")
-
-        work = partial(supervisor.watch, plan, settings, listener, repo, new, idle)
+    if supervise or served is not None:
+        work = partial(supervisor.watch, plan, settings, listener, repo, new, _idle(as_json))
         summary = _watched(listener, work)
     else:
         summary = _watched(listener, lambda: launch.start(plan, settings, listener, repo, new))
     if summary.already_completed:
         _completed_before(summary, feedback.shown_plan(folder), as_json)
-        return
-    _report(summary, as_json)
-    _finish(summary)
+    else:
+        _report(summary, as_json)
+    if served is not None:
+        click.echo("the run is over; the board stays up (Ctrl-C stops it)", err=as_json)
+        served.wait()
+    if not summary.already_completed:
+        _finish(summary)
+
+
+def _idle(as_json: bool) -> Callable[[config.Summary], None]:
+    """What the supervisor says each time the run waits for a person."""
+
+    def idle(waiting: config.Summary) -> None:
+        _report(waiting, as_json)
+        if not as_json:
+            echo("watching: the run goes on when a move makes a task workable (Ctrl-C stops)")
+
+    return idle
+
+
+def _board_beside(folder: Path, repo: Path | None, as_json: bool) -> Served:
+    from taskhand.board.serve import start
+
+    say = partial(click.echo, err=as_json)  # --json keeps standard output to the events
+    return start(folder.resolve(), git.repo_for(folder.resolve(), repo), say=say)
 
 
 def _completed_before(summary: config.Summary, plan: str, as_json: bool) -> None:
@@ -220,6 +248,15 @@ def _completed_before(summary: config.Summary, plan: str, as_json: bool) -> None
         echo(printable(line))
 
 
+def keep_watching(run_id: str, repo: Path) -> None:
+    """Go on with run `run_id` under the supervisor, as `run --watch` would, until it
+    completes (a board beside it stays up after)."""
+    listener = _listener(False)
+    work = partial(supervisor.rewatch, run_id, listener, repo, _idle(False))
+    summary = _watched(listener, work)
+    _report(summary, False)
+
+
 @click.command()
 @click.argument("run_id", required=False)
 @REPO
@@ -230,118 +267,6 @@ def resume(run_id: str | None, repo: Path | None, as_json: bool) -> None:
     summary = _watched(listener, lambda: launch.resume(run_id, listener, repo))
     _report(summary, as_json)
     _finish(summary)
-
-
-@click.command()
-@REPO
-@JSON
-def runs(repo: Path | None, as_json: bool) -> None:
-    """List the runs of this repository, newest first."""
-    _, state, store = lookup.open_store(repo)
-    with store:
-        rows: list[dict[str, Any]] = []
-        for item in store.runs():
-            states = store.task_states(item.id)
-            done = sum(1 for s in states.values() if s.status is Status.DONE)
-            status, reason = item.status, item.reason
-            if launch.process_gone(state, item):
-                status = RunStatus.INTERRUPTED
-                reason = f"its process is gone; taskhand resume {item.id}"
-            rows.append(
-                {
-                    "id": item.id,
-                    "status": status,
-                    "plan": item.plan_path,
-                    "done": done,
-                    "tasks": len(states),
-                    "branch": item.run_branch,
-                    "created": item.created,
-                    "reason": reason,
-                }
-            )
-    if as_json:
-        click.echo(_json(rows))
-        return
-    table = Table("run", "status", "done", "plan", "branch", box=None)
-    for row in rows:
-        tally = f"{row['done']}/{row['tasks']}"
-        cells = (row["id"], row["status"], tally, row["plan"], row["branch"])
-        table.add_row(*map(rich_text, cells))
-    _console().print(table)
-
-
-@click.command()
-@click.argument("run_id", required=False)
-@click.option(
-    "--plan",
-    type=click.Path(path_type=Path),
-    help="Sum every run of PLAN (a plan that waited for people runs more than once).",
-)
-@REPO
-@JSON
-def stats(run_id: str | None, plan: Path | None, repo: Path | None, as_json: bool) -> None:
-    """Units by role, agent time, tokens and dollars per task and in total for RUN.
-
-    RUN is the latest run of this repository unless named; --plan PLAN sums its runs.
-    """
-    if plan is not None and run_id:
-        raise click.UsageError("give RUN or --plan PLAN, not both")
-    folder = formats.plan_folder(plan).resolve() if plan is not None else None
-    root, _, store = lookup.open_store(repo or folder)
-    with store:
-        if folder is None:
-            runs = [lookup.pick(store, run_id, root)]
-            heading, head = f"run {runs[0].id}", {"run": runs[0].id}
-        else:
-            runs = lookup.runs_of_plan(store, folder)
-            heading, head = f"plan {folder} ({len(runs)} runs)", {"plan": str(folder)}
-        figures = stats_view.figures(store, runs)
-    if as_json:
-        runs_json = [r.id for r in sorted(runs, key=lambda r: (r.created, r.id))]
-        click.echo(_json({**head, "runs": runs_json, **figures.as_json()}))
-        return
-    _console().print(stats_view.table(heading, figures))
-
-
-@click.command()
-@click.argument("task_id", required=False)
-@click.option("--run", "run_id", help="The run (default: the latest of this repository).")
-@REPO
-@JSON
-def ledger(task_id: str | None, run_id: str | None, repo: Path | None, as_json: bool) -> None:
-    """What became of each attempt at TASK (default: every task): checks, verdicts, change."""
-    root, _, store = lookup.open_store(repo)
-    with store:
-        found = lookup.pick(store, run_id, root)
-        entries = store.ledger(found.id, task_id)
-    if as_json:
-        click.echo(_json({"run": found.id, "entries": [e.as_json() for e in entries]}))
-        return
-    if not entries:
-        echo(f"run {found.id}: no attempt of {task_id or 'any task'} has ended yet")
-    for line in ledger_view.lines(entries):
-        echo(line)
-
-
-@click.command(name="clean")
-@click.argument("run_id", required=False)
-@click.option("--dry-run", is_flag=True, help="Show what would be removed; change nothing.")
-@REPO
-def clean_command(run_id: str | None, dry_run: bool, repo: Path | None) -> None:
-    """Remove RUN's worktrees and integrated task branches; keep (and say why) the rest."""
-    root, state, store = lookup.open_store(repo)
-    with store:
-        found = lookup.pick(store, run_id, root)
-        with clean.claimed(state, found):
-            steps = clean.plan_clean(store, state, found)
-            verb = "would remove" if dry_run else "removed"
-            for step in steps:
-                if step.kind == "keep":
-                    echo(f"kept {step.target}: {step.reason}")
-                else:
-                    echo(f"{verb} {step.kind} {step.target} ({step.reason})")
-            if not dry_run:
-                clean.apply(state, found, steps)
 
 
 @click.command(name="demo")
@@ -374,13 +299,3 @@ def demo_command(folder: Path | None, full: bool) -> None:
     except interrupts.Interrupted as stop:
         _say_interrupted(stop)
     sys.exit(code)
-
-
-def _console() -> Console:
-    """Tables at the terminal's width; unlimited when piped, so nothing is cut."""
-    console = Console(highlight=False)
-    return console if console.is_terminal else Console(highlight=False, width=10_000)
-
-
-def _json(data: Any) -> str:
-    return dumps(data, indent=2)

@@ -1,16 +1,18 @@
 """Which run a command means: the repository (the one given, else the current folder's), the
 state taskhand keeps for it, and the run named there, else its latest. Used by every command
 that takes a run (resume, runs, stats, ledger, clean) and by reopen and respond; the runs of
-one plan, which `stats --plan` sums.
+one plan, which `stats --plan` sums; the run a board goes on with.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from taskhand.errors import UserError
+from taskhand.state import lock
 from taskhand.state.paths import StateDir
-from taskhand.state.records import Run
+from taskhand.state.records import Run, RunStatus
 from taskhand.state.store import Store
 from taskhand.workspace import git
 
@@ -63,3 +65,33 @@ def latest(repo: Path | None) -> tuple[Path, Run | None]:
         return root, None
     with Store.open(state.database) as store:
         return root, store.latest_run()
+
+
+@dataclass(frozen=True)
+class Going:
+    """The plan's run a board goes on with: held by a live process (`holder` says which), or
+    unfinished with none holding it."""
+
+    run_id: str
+    holder: str | None
+
+    @property
+    def live(self) -> bool:
+        return self.holder is not None
+
+
+def beside(plan_root: Path, repo: Path) -> Going | None:
+    """The run of the plan that goes on now, else its latest unfinished one (None: no run,
+    or the latest completed the plan)."""
+    state = StateDir.for_repo(repo)
+    if not state.database.exists():
+        return None
+    wanted = str(plan_root.resolve())
+    with Store.open(state.database) as store:
+        run = store.latest_run(wanted)
+    if run is None:
+        return None
+    holder = lock.holder(state.watch_lock(plan_root)) or lock.holder(state.lock(plan_root))
+    if holder is None and run.status == RunStatus.COMPLETED:
+        return None
+    return Going(run.id, holder)

@@ -7,17 +7,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from taskhand.config import RunConfig, Summary
 from taskhand.pipeline.harness import Listener
 from taskhand.pipeline.lifecycle import plan_key
 from taskhand.pipeline.track import Tracker
-from taskhand.plan import schedule
+from taskhand.plan import formats, schedule
 from taskhand.plan.problems import PlanError
-from taskhand.run import launch
+from taskhand.run import launch, lookup
 from taskhand.run.lifecycle import screened
 from taskhand.run.preflight import load
+from taskhand.state import lock
 from taskhand.state.paths import StateDir
 from taskhand.state.records import RunStatus
 from taskhand.state.status import StatusBook
@@ -43,6 +45,38 @@ def watch(
     wait until a move makes a task workable, then run again. Returns when a run ends any
     other way (completed, failed, capped) or a signal stops it."""
     summary = launch.start(plan_path, config, listener, repo, new)
+    folder = formats.plan_folder(plan_path).resolve()
+    with _supervising(summary.repo, folder, summary.run_id):
+        return _keep(summary, listener, on_idle, poll_seconds)
+
+
+def rewatch(
+    run_id: str,
+    listener: Listener,
+    repo: Path | None = None,
+    on_idle: Idle | None = None,
+    poll_seconds: float = POLL_SECONDS,
+) -> Summary:
+    """Go on with an earlier run under the supervisor, with the settings it was started with
+    (`taskhand board` does, for a plan whose run is not going)."""
+    root, state = lookup.repository(repo)
+    with Store.open(state.database) as store:
+        folder = Path(lookup.pick(store, run_id, root).plan_path)
+    with _supervising(root, folder, run_id):
+        summary = launch.resume(run_id, listener, root)
+        return _keep(summary, listener, on_idle, poll_seconds)
+
+
+def _supervising(repo: Path, plan_root: Path, run_id: str) -> AbstractContextManager[None]:
+    """One supervisor per plan: a second one (another `run --watch`, a board) is refused,
+    naming this one, and a board attaches to it instead."""
+    state = StateDir.for_repo(repo)
+    return lock.hold(state.watch_lock(plan_root), plan_root, f"supervisor of run {run_id}")
+
+
+def _keep(
+    summary: Summary, listener: Listener, on_idle: Idle | None, poll_seconds: float
+) -> Summary:
     while summary.status in IDLE and not summary.already_completed:
         if on_idle is not None:
             on_idle(summary)

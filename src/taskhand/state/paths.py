@@ -52,6 +52,10 @@ class StateDir:
     def lock(self, plan: Path) -> Path:
         return self.root / "locks" / f"plan-{_digest(plan)}.lock"
 
+    def watch_lock(self, plan: Path) -> Path:
+        """Held by the plan's supervisor all its life, runs and idle spells alike."""
+        return self.root / "locks" / f"watch-{_digest(plan)}.lock"
+
     def artifacts(self, plan: Path, task_id: str) -> Path:
         """What a task's stages leave for people across runs: the spec and plan of a TaskTrack
         task, prototypes, qa's screenshots, the pull request's body."""

@@ -1,0 +1,143 @@
+"""The commands that read what runs left, and clean up after them: runs, stats, ledger,
+clean."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from taskhand.cli.options import JSON, REPO
+from taskhand.plan import formats
+from taskhand.plan.model import Status
+from taskhand.run import clean, launch, lookup
+from taskhand.state.records import RunStatus
+from taskhand.text import dumps
+from taskhand.views import ledger as ledger_view
+from taskhand.views import stats as stats_view
+from taskhand.views.terminal import echo, rich_text
+
+
+@click.command()
+@REPO
+@JSON
+def runs(repo: Path | None, as_json: bool) -> None:
+    """List the runs of this repository, newest first."""
+    _, state, store = lookup.open_store(repo)
+    with store:
+        rows: list[dict[str, Any]] = []
+        for item in store.runs():
+            states = store.task_states(item.id)
+            done = sum(1 for s in states.values() if s.status is Status.DONE)
+            status, reason = item.status, item.reason
+            if launch.process_gone(state, item):
+                status = RunStatus.INTERRUPTED
+                reason = f"its process is gone; taskhand resume {item.id}"
+            rows.append(
+                {
+                    "id": item.id,
+                    "status": status,
+                    "plan": item.plan_path,
+                    "done": done,
+                    "tasks": len(states),
+                    "branch": item.run_branch,
+                    "created": item.created,
+                    "reason": reason,
+                }
+            )
+    if as_json:
+        click.echo(_json(rows))
+        return
+    table = Table("run", "status", "done", "plan", "branch", box=None)
+    for row in rows:
+        tally = f"{row['done']}/{row['tasks']}"
+        cells = (row["id"], row["status"], tally, row["plan"], row["branch"])
+        table.add_row(*map(rich_text, cells))
+    _console().print(table)
+
+
+@click.command()
+@click.argument("run_id", required=False)
+@click.option(
+    "--plan",
+    type=click.Path(path_type=Path),
+    help="Sum every run of PLAN (a plan that waited for people runs more than once).",
+)
+@REPO
+@JSON
+def stats(run_id: str | None, plan: Path | None, repo: Path | None, as_json: bool) -> None:
+    """Units by role, agent time, tokens and dollars per task and in total for RUN.
+
+    RUN is the latest run of this repository unless named; --plan PLAN sums its runs.
+    """
+    if plan is not None and run_id:
+        raise click.UsageError("give RUN or --plan PLAN, not both")
+    folder = formats.plan_folder(plan).resolve() if plan is not None else None
+    root, _, store = lookup.open_store(repo or folder)
+    with store:
+        if folder is None:
+            runs = [lookup.pick(store, run_id, root)]
+            heading, head = f"run {runs[0].id}", {"run": runs[0].id}
+        else:
+            runs = lookup.runs_of_plan(store, folder)
+            heading, head = f"plan {folder} ({len(runs)} runs)", {"plan": str(folder)}
+        figures = stats_view.figures(store, runs)
+    if as_json:
+        runs_json = [r.id for r in sorted(runs, key=lambda r: (r.created, r.id))]
+        click.echo(_json({**head, "runs": runs_json, **figures.as_json()}))
+        return
+    _console().print(stats_view.table(heading, figures))
+
+
+@click.command()
+@click.argument("task_id", required=False)
+@click.option("--run", "run_id", help="The run (default: the latest of this repository).")
+@REPO
+@JSON
+def ledger(task_id: str | None, run_id: str | None, repo: Path | None, as_json: bool) -> None:
+    """What became of each attempt at TASK (default: every task): checks, verdicts, change."""
+    root, _, store = lookup.open_store(repo)
+    with store:
+        found = lookup.pick(store, run_id, root)
+        entries = store.ledger(found.id, task_id)
+    if as_json:
+        click.echo(_json({"run": found.id, "entries": [e.as_json() for e in entries]}))
+        return
+    if not entries:
+        echo(f"run {found.id}: no attempt of {task_id or 'any task'} has ended yet")
+    for line in ledger_view.lines(entries):
+        echo(line)
+
+
+@click.command(name="clean")
+@click.argument("run_id", required=False)
+@click.option("--dry-run", is_flag=True, help="Show what would be removed; change nothing.")
+@REPO
+def clean_command(run_id: str | None, dry_run: bool, repo: Path | None) -> None:
+    """Remove RUN's worktrees and integrated task branches; keep (and say why) the rest."""
+    root, state, store = lookup.open_store(repo)
+    with store:
+        found = lookup.pick(store, run_id, root)
+        with clean.claimed(state, found):
+            steps = clean.plan_clean(store, state, found)
+            verb = "would remove" if dry_run else "removed"
+            for step in steps:
+                if step.kind == "keep":
+                    echo(f"kept {step.target}: {step.reason}")
+                else:
+                    echo(f"{verb} {step.kind} {step.target} ({step.reason})")
+            if not dry_run:
+                clean.apply(state, found, steps)
+
+
+def _console() -> Console:
+    """Tables at the terminal's width; unlimited when piped, so nothing is cut."""
+    console = Console(highlight=False)
+    return console if console.is_terminal else Console(highlight=False, width=10_000)
+
+
+def _json(data: Any) -> str:
+    return dumps(data, indent=2)
