@@ -62,6 +62,7 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
                 "title": "",
                 "roles": {"implementer": 1, "evaluator": 1},
                 "pr": None,
+                "status": "",
             },
             {
                 "task_id": "T-2",
@@ -77,6 +78,7 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
                 "title": "",
                 "roles": {"implementer": 1},
                 "pr": None,
+                "status": "",
             },
             {
                 "task_id": "T-3",
@@ -92,6 +94,7 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
                 "title": "",
                 "roles": {"implementer": 1},
                 "pr": None,
+                "status": "",
             },
             {
                 "task_id": "T-10",
@@ -107,6 +110,7 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
                 "title": "",
                 "roles": {},
                 "pr": None,
+                "status": "",
             },
         ],
         "total": {
@@ -123,6 +127,7 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
             "title": "",
             "roles": {"implementer": 3, "evaluator": 1},
             "pr": None,
+            "status": "",
         },
     }
     assert [t.task_id for t in stats.tasks] == ["T-1", "T-2", "T-3", "T-10"]

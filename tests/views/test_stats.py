@@ -94,6 +94,7 @@ def test_per_task_rows_and_the_total(tmp_path: Path, run_cli: RunCli) -> None:
     assert header == [
         "task",
         "title",
+        "status",
         "units",
         "by role",
         "agent time",
@@ -105,14 +106,14 @@ def test_per_task_rows_and_the_total(tmp_path: Path, run_cli: RunCli) -> None:
         "PR",
     ]
     first = row_of(shown.output, "T-001")
-    assert first[:5] == ["T-001", "Task T-001", "3", "implementer 2, evaluator 1", "1:35"]
-    assert first[6:] == ["2.5k", "250", "450", "$0.8750", "-"]
+    assert first[:6] == ["T-001", "Task T-001", "done", "3", "implementer 2, evaluator 1", "1:35"]
+    assert first[7:] == ["2.5k", "250", "450", "$0.8750", "-"]
     second = row_of(shown.output, "T-002")
-    assert second[:5] == ["T-002", "Task T-002", "2", "implementer 1, evaluator 1", "2:05"]
-    assert second[6:] == ["52.0k", "5.2k", "1.0k", "$2.00", "-"]
+    assert second[:6] == ["T-002", "Task T-002", "done", "2", "implementer 1, evaluator 1", "2:05"]
+    assert second[7:] == ["52.0k", "5.2k", "1.0k", "$2.00", "-"]
     total = row_of(shown.output, "TOTAL")
-    assert total[:4] == ["TOTAL", "5", "implementer 3, evaluator 2", "3:40"]
-    assert total[5:] == ["54.5k", "5.4k", "1.4k", "$2.88", "-"]
+    assert total[:5] == ["TOTAL", "-", "5", "implementer 3, evaluator 2", "3:40"]
+    assert total[6:] == ["54.5k", "5.4k", "1.4k", "$2.88", "-"]
 
     data = json.loads(run_cli("stats", "--repo", repo, "--json").output)
     rows = {r["task_id"]: r for r in data["tasks"]}
@@ -123,6 +124,7 @@ def test_per_task_rows_and_the_total(tmp_path: Path, run_cli: RunCli) -> None:
         "Task T-001",
         None,
     )
+    assert rows["T-001"]["status"] == "done"
     assert [rows["T-002"][k] for k in ("tokens_in", "tokens_out", "tokens_cached")] == [
         52000,
         5150,
@@ -151,7 +153,7 @@ def test_a_plans_runs_summed(tmp_path: Path, run_cli: RunCli) -> None:
     assert both["total"]["tokens_in"] == 2 * 54500
     assert both["total"]["roles"] == {"implementer": 6, "evaluator": 4}
     text = run_cli("stats", "--plan", repo / "plan").output
-    assert "(2 runs)" in text and row_of(text, "TOTAL")[1] == "10"
+    assert "(2 runs)" in text and row_of(text, "TOTAL")[2] == "10"
 
     both_ways = run_cli("stats", second.id, "--plan", repo / "plan")
     assert both_ways.exit_code == 2 and "give RUN or --plan PLAN, not both" in both_ways.output
@@ -181,7 +183,7 @@ def test_a_full_pipeline_task_reads_as_its_story(tmp_path: Path, run_cli: RunCli
     assert task["cost"] == 0.25
     text = run_cli("stats", "--repo", repo).output
     story = "writer 1, explorer 1, planner 1, designer 1, tester 1, implementer 1, qa 1, judge 1"
-    assert row_of(text, "T-001")[3] == story
+    assert row_of(text, "T-001")[2:5:2] == ["done", story]
 
 
 def test_the_table_marks_estimates_and_shows_the_pr() -> None:
@@ -199,6 +201,7 @@ def test_the_table_marks_estimates_and_shows_the_pr() -> None:
         "Undo",
         {"writer": 1, "planner": 2, "implementer": 3, "qa": 1, "judge": 1},
         "https://example.invalid/pull/5",
+        "delivered",
     )
     figures = Stats([row], row)
     table = stats_view.table("run R", figures)
@@ -206,6 +209,7 @@ def test_the_table_marks_estimates_and_shows_the_pr() -> None:
     assert [str(c[0]) for c in cells] == [
         "T-7",
         "Undo",
+        "delivered",
         "9",
         "writer 1, planner 2, implementer 3, qa 1, judge 1",
         "1:02:05",

@@ -45,6 +45,7 @@ class TaskStats:
     title: str = ""
     roles: dict[str, int] = field(default_factory=dict)  # units per role, in ROLE_ORDER
     pr: str | None = None  # the pull request's address, once delivered
+    status: str = ""  # where the task stands now, as `show` and the board say
 
 
 @dataclass(frozen=True)
@@ -66,17 +67,18 @@ def stats(
     units: list[UnitRow],
     titles: Mapping[str, str] | None = None,
     prs: Mapping[str, str] | None = None,
+    statuses: Mapping[str, str] | None = None,
 ) -> Stats:
     """Figures for every task in `task_ids` or with a unit, in id order, and their total.
 
     `units` may come from several runs of one plan: a task's figures sum them all.
     """
-    titles, prs = titles or {}, prs or {}
+    titles, prs, statuses = titles or {}, prs or {}, statuses or {}
     by_task: dict[str, list[UnitRow]] = {t: [] for t in task_ids}
     for unit in units:
         by_task.setdefault(unit.task_id, []).append(unit)
     tasks = [
-        _task_stats(t, by_task[t], titles.get(t, ""), prs.get(t))
+        _task_stats(t, by_task[t], titles.get(t, ""), prs.get(t), statuses.get(t, ""))
         for t in sorted(by_task, key=id_key)
     ]
     # Summed in the order grouped, as earlier versions did: floats add up the same.
@@ -84,7 +86,7 @@ def stats(
 
 
 def _task_stats(
-    task_id: str, units: list[UnitRow], title: str = "", pr: str | None = None
+    task_id: str, units: list[UnitRow], title: str = "", pr: str | None = None, status: str = ""
 ) -> TaskStats:
     finished = [(u, u.ended) for u in units if u.ended is not None]
     seconds = round(sum(_seconds_between(u.started, ended) for u, ended in finished), 3)
@@ -93,7 +95,7 @@ def _task_stats(
     reviews = sum(str(u.role) in JUDGING for u in units)
     prompt_bytes = sum(u.prompt_bytes for u in units)
     figures = (len(units), reviews, prompt_bytes, seconds, *counts)
-    return TaskStats(task_id, *figures, title=title, roles=_roles(units), pr=pr)
+    return TaskStats(task_id, *figures, title=title, roles=_roles(units), pr=pr, status=status)
 
 
 def _roles(units: list[UnitRow]) -> dict[str, int]:

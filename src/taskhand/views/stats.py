@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rich.table import Table
 
+from taskhand.pipeline import standing
 from taskhand.plan import formats
 from taskhand.state import accounting
 from taskhand.state.accounting import Stats, TaskStats
@@ -46,17 +47,23 @@ def figures(store: Store, runs: list[Run]) -> Stats:
             pr = None if task_id in prs else pr_of(store, run.id, task_id)
             if pr:
                 prs[task_id] = pr
-    titles = _titles({r.plan_path for r in runs})
-    return accounting.stats(list(task_ids), units, titles, prs)
+    titles, statuses = _titles({(r.plan_path, r.repo) for r in runs})
+    return accounting.stats(list(task_ids), units, titles, prs, statuses)
 
 
-def _titles(plan_paths: set[str]) -> dict[str, str]:
-    """The tasks' titles from the plans' files; none from a plan moved or unreadable."""
+def _titles(plans: set[tuple[str, str]]) -> tuple[dict[str, str], dict[str, str]]:
+    """The tasks' titles from the plans' files, and where each stands now (the reader of
+    `show` and the board); none from a plan moved or unreadable."""
     titles: dict[str, str] = {}
-    for path in sorted(plan_paths):
+    statuses: dict[str, str] = {}
+    for path, repo in sorted(plans):
         plan, _ = formats.load(Path(path))
-        titles.update({t.id: t.title for t in plan.tasks} if plan else {})
-    return titles
+        if plan is None:
+            continue
+        titles.update({t.id: t.title for t in plan.tasks})
+        _, found = standing.read(plan, repo=Path(repo))
+        statuses.update({t: str(s.life.status) for t, s in found.items()})
+    return titles, statuses
 
 
 def clock(seconds: float) -> str:
@@ -88,6 +95,7 @@ def by_role(row: TaskStats) -> str:
 COLUMNS: list[tuple[str, Callable[[TaskStats], object]]] = [
     ("task", lambda row: row.task_id),
     ("title", lambda row: shorten(row.title, TITLE_CHARS)),
+    ("status", lambda row: row.status or "-"),
     ("units", lambda row: row.units),
     ("by role", by_role),
     ("agent time", lambda row: clock(row.seconds)),
