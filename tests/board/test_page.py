@@ -4,28 +4,13 @@ sees it live, and task text planted with markup shows as text."""
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from tests.agents.pictures import needs_browser
+from tests.board.pages import browser
 from tests.board.test_app import TOKEN, served
 
-__all__ = ["served"]
-
-
-@pytest.fixture
-def browser() -> Iterator[object]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as driver:
-        chromium = driver.chromium.launch(executable_path=shutil.which("chromium"))
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+__all__ = ["browser", "served"]
 
 
 @needs_browser
