@@ -18,6 +18,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from taskhand.board.watch import watch
@@ -121,12 +122,18 @@ def test_a_plan_edited_into_something_invalid_shows_its_error_and_the_board_goes
     }
 
 
-def test_watch_in_a_real_terminal_draws_in_place_and_ends_on_ctrl_c(tmp_path: Path) -> None:
+ALTERNATE_SCREEN = (b"\x1b[?1049h", b"\x1b[?1049l")  # taken, given back
+
+
+@pytest.mark.parametrize("command", [["watch"], ["board", "--tui", "--screen"]])
+def test_in_a_real_terminal_it_draws_live_and_ends_on_ctrl_c(
+    tmp_path: Path, command: list[str]
+) -> None:
     repo = waiting_plan(tmp_path)
     leader, follower = pty.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
     child = subprocess.Popen(
-        [sys.executable, "-m", "taskhand", "watch"],  # the plan of the latest run
+        [sys.executable, "-m", "taskhand", *command],  # the plan of the latest run
         cwd=repo,
         stdin=follower,
         stdout=follower,
@@ -149,6 +156,8 @@ def test_watch_in_a_real_terminal_draws_in_place_and_ends_on_ctrl_c(tmp_path: Pa
     text = shown.decode(errors="replace")
     assert "draft (1)" in text and "waits for approval of the plan" in text
     assert "Traceback" not in text and "interrupted" not in text and "Aborted" not in text
+    on_screen = [sequence in shown for sequence in ALTERNATE_SCREEN]
+    assert on_screen == ([True, True] if "--screen" in command else [False, False])
 
 
 def _read_until(fd: int, wanted: bytes | None, shown: bytes) -> bytes:

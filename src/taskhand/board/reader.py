@@ -41,6 +41,15 @@ def events_after(plan_root: Path, repo: Path, after: int) -> list[Event]:
     return sorted(found, key=lambda e: e.id)
 
 
+def newest_event(plan_root: Path, repo: Path) -> int:
+    """The id of the newest event of the plan's runs (0: none yet), read without the events."""
+    database = StateDir.for_repo(repo).database
+    if not database.exists():
+        return 0
+    with Store.open(database) as store:
+        return max((store.newest_event(r.id) for r in _runs(store, plan_root)), default=0)
+
+
 def activity(plan_root: Path, repo: Path) -> dict[str, dict[str, Any]]:
     """Per task, what a card shows beyond `show --json`: `unit`, the role and start (ISO time)
     of the newest run's unit still open on it; `cost`, the dollars of its units over every run

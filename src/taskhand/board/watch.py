@@ -59,8 +59,7 @@ class _Watched:
 
     def start(self) -> None:
         """Read once; a plan that cannot be read at the start is the command's error."""
-        found = reader.events_after(self.plan_root, self.repo, 0)
-        self.after = found[-1].id if found else 0
+        self.after = reader.newest_event(self.plan_root, self.repo)
         self.data, self.read_at = read(self.plan_root, self.repo), _now()
 
     def moved(self) -> bool:
