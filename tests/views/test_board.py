@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from taskhand.board.watch import read
+from taskhand.board.reader import plan_data
 from taskhand.run import moves
 from taskhand.views.board import Frame, card
 from tests.conftest import RunCli
@@ -44,7 +44,7 @@ def draw(repo: Path, width: int = 32, color: bool = False) -> str:
     console = Console(
         file=io.StringIO(), width=width, record=True, force_terminal=color, color_system="truecolor"
     )
-    console.print(Frame(read(repo / "plan", repo), datetime.now(UTC)))
+    console.print(Frame(plan_data(repo / "plan", repo), datetime.now(UTC)))
     if color:
         output = console.file.getvalue()  # type: ignore[attr-defined]
         assert isinstance(output, str)
@@ -102,12 +102,12 @@ def test_each_task_shows_in_its_status_column_with_what_it_waits_for(
     shown = card_of(text, "T-001")
     assert "Dark mode toggle" in shown and "logic" in shown
     assert "waits for approval of the plan (or a revise)" in shown
-    assert "$0.7500 so far" in shown  # what stats --plan sums for it
+    assert "$0.7500 so far" in shown  # what stats gives for it
     assert "waits for a person to submit the draft" in card_of(text, "T-002")
     monkeypatch.chdir(repo)
     listed = json.loads(run_cli("show", "plan", "--json").stdout)["tasks"]
     assert placed(text) == {t["id"]: t["lifecycle"] for t in listed}
-    stats = run_cli("stats", "--plan", "plan").stdout
+    stats = run_cli("stats").stdout  # the latest run's
     assert re.search(r"T-001 .*\$0\.7500", stats), stats
 
 
@@ -152,3 +152,13 @@ def test_a_card_shows_the_working_unit_its_time_and_the_pull_request() -> None:
     shown = card(task, now).plain
     assert shown.splitlines() == ["T-009", "Ship it", "> implementer 1:15", "PR " + task["pr"]]
     assert card({**task, "unit": None}, now).plain.splitlines()[2] == "> working"
+
+
+def test_a_card_names_the_dependencies_it_waits_on_until_they_are_done() -> None:
+    now = datetime.now(UTC)
+    task = {"id": "T-003", "title": "Last", "dependencies": ["T-001", "T-002"], "working": False}
+    assert card(task, now).plain.splitlines()[-1] == "waits on T-001, T-002"
+    assert card(task, now, frozenset({"T-001"})).plain.splitlines()[-1] == "waits on T-002"
+    assert "waits" not in card(task, now, frozenset({"T-001", "T-002"})).plain
+    asked = {**task, "waits_for": "an answer to Q1"}  # a person's move comes first
+    assert card(asked, now).plain.splitlines()[-1] == "waits for an answer to Q1"

@@ -1,11 +1,10 @@
-"""What the boards read, the web page and the terminal alike: the plan as `show --json` gives it,
-the plan's events after a given one, and what the store adds for a card (the unit working on a
-task now, the dollars its units cost so far). Read afresh each time; nothing is kept apart.
+"""What the boards read, the web page and the terminal alike: the plan as `show --json` gives it
+(each task's status, what it waits for, the unit working on it, its cost, its PR), and the
+plan's events after a given one. Read afresh each time; nothing is kept apart.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -48,26 +47,6 @@ def newest_event(plan_root: Path, repo: Path) -> int:
         return 0
     with Store.open(database) as store:
         return max((store.newest_event(r.id) for r in _runs(store, plan_root)), default=0)
-
-
-def activity(plan_root: Path, repo: Path) -> dict[str, dict[str, Any]]:
-    """Per task, what a card shows beyond `show --json`: `unit`, the role and start (ISO time)
-    of the newest run's unit still open on it; `cost`, the dollars of its units over every run
-    of the plan (`stats --plan`'s sum). A unit counts as working only where `show --json` says
-    the task is `working`: an open unit of a run that died is no one's work."""
-    database = StateDir.for_repo(repo).database
-    if not database.exists():
-        return {}
-    found: defaultdict[str, dict[str, Any]] = defaultdict(dict)
-    with Store.open(database) as store:
-        runs = sorted(_runs(store, plan_root), key=lambda r: (r.created, r.id))
-        for run in runs:
-            for unit in store.units(run.id):
-                shown = found[unit.task_id]
-                shown["cost"] = shown.get("cost", 0.0) + unit.cost
-                if run is runs[-1] and unit.ended is None:  # units come oldest first
-                    shown["unit"] = {"role": str(unit.role), "started": unit.started}
-    return dict(found)
 
 
 def _runs(store: Store, plan_root: Path) -> list[Run]:

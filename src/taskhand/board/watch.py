@@ -27,19 +27,9 @@ TICK_SECONDS = 1.0  # how often it draws again without any: the working time tic
 READ_SECONDS = 10.0  # how often it reads the plan without any: a person may edit its files
 
 
-def read(plan_root: Path, repo: Path) -> dict[str, Any]:
-    """The plan as the web board reads it, each task with what the store adds for its card
-    (the unit working on it, the cost so far)."""
-    data = reader.plan_data(plan_root, repo)
-    found = reader.activity(plan_root, repo)
-    for task in data["tasks"]:
-        task.update(found.get(task["id"], {}))
-    return data
-
-
 def draw_once(plan_root: Path, repo: Path, console: Console) -> None:
     """One frame, printed: for scripts, pipes and tests."""
-    console.print(Frame(read(plan_root, repo), _now()))
+    console.print(Frame(reader.plan_data(plan_root, repo), _now()))
 
 
 def never() -> bool:
@@ -60,7 +50,7 @@ class _Watched:
     def start(self) -> None:
         """Read once; a plan that cannot be read at the start is the command's error."""
         self.after = reader.newest_event(self.plan_root, self.repo)
-        self.data, self.read_at = read(self.plan_root, self.repo), _now()
+        self.data, self.read_at = reader.plan_data(self.plan_root, self.repo), _now()
 
     def moved(self) -> bool:
         """Whether events arrived since the last look (the plan is read again if so)."""
@@ -75,7 +65,7 @@ class _Watched:
 
     def read_again(self) -> None:
         try:
-            self.data = read(self.plan_root, self.repo)
+            self.data = reader.plan_data(self.plan_root, self.repo)
         except (UserError, sqlite3.Error) as exc:  # an edit half made: show it, keep watching
             self.trouble = f"cannot read the plan now: {exc}"
         else:

@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from taskhand.pipeline.lifecycle import FINAL, STOPPED
+from taskhand.plan.model import Status
 from taskhand.state.life import Lifecycle
 from taskhand.text import printable
 from taskhand.views.stats import clock
@@ -51,18 +52,19 @@ def header(data: Mapping[str, Any]) -> Text:
     return shown
 
 
-def card(task: TaskData, now: datetime) -> Text:
-    """One task: id and kind, title, the working badge (role, time so far), what it waits
-    for, the dollars its units cost so far, its pull request."""
+def card(task: TaskData, now: datetime, done: frozenset[str] = frozenset()) -> Text:
+    """One task, as the web board's card shows it: id and kind, title, the working badge (role,
+    time so far), what it waits for (a person's move, else its dependencies not in `done`),
+    the dollars its units cost so far in the plan's latest run, its pull request."""
     shown = Text(printable(str(task["id"])), style="bold")
     if task.get("kind"):
         shown.append(f"  {printable(str(task['kind']))}", style="dim")
     shown.append("\n" + printable(str(task.get("title") or "")))
     if task.get("working"):
         shown.append("\n" + working_badge(task.get("unit"), now), style="bold yellow")
-    if task.get("waits_for"):
-        style = "bold magenta" if task.get(_WAITING) else "magenta"
-        shown.append(f"\nwaits for {printable(str(task['waits_for']))}", style=style)
+    waits = waits_on(task, done)
+    if waits:
+        shown.append("\n" + waits, style="bold magenta" if task.get(_WAITING) else "magenta")
     if task.get("cost"):
         shown.append(f"\n{dollars(float(task['cost']))} so far", style="dim")
     if task.get("pr"):
@@ -70,8 +72,18 @@ def card(task: TaskData, now: datetime) -> Text:
     return shown
 
 
+def waits_on(task: TaskData, done: frozenset[str]) -> str:
+    """What the task waits on, as the web board's card says it: a person's move, else its
+    dependencies not done yet (none while a unit works on it)."""
+    if task.get("waits_for"):
+        return f"waits for {printable(str(task['waits_for']))}"
+    ahead = [str(d) for d in task.get("dependencies") or [] if d not in done]
+    return f"waits on {printable(', '.join(ahead))}" if ahead and not task.get("working") else ""
+
+
 def working_badge(unit: Mapping[str, Any] | None, now: datetime) -> str:
-    """ "working", and with the unit the store has open: its role and how long it has run."""
+    """The badge of a task a unit works on: the unit's role and how long it has run (just
+    "working" between two units)."""
     if not unit:
         return "> working"
     role = printable(str(unit.get("role") or "a unit"))
@@ -88,11 +100,13 @@ def dollars(cost: float) -> str:
     return f"${cost:.2f}" if cost >= 1 else f"${cost:.4f}"
 
 
-def column(status: Lifecycle, tasks: list[TaskData], now: datetime) -> Panel:
+def column(
+    status: Lifecycle, tasks: list[TaskData], now: datetime, done: frozenset[str] = frozenset()
+) -> Panel:
     """A status's column: its name and count on the border, its cards a blank line apart."""
     cards: list[Text] = []
     for task in tasks:
-        cards += [Text(""), card(task, now)] if cards else [card(task, now)]
+        cards += [Text(""), card(task, now, done)] if cards else [card(task, now, done)]
     title = Text(f"{status} ({len(tasks)})", style="bold")
     return Panel(Group(*cards), title=title, title_align="left", border_style=_style(status))
 
@@ -118,12 +132,13 @@ class Frame:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield header(self.data)
         shown = columns(self.data)
+        done = frozenset(t["id"] for t in self.data.get("tasks", []) if t["status"] == Status.DONE)
         across = max(1, min(len(shown), options.max_width // COLUMN_WIDTH))
         for start in range(0, len(shown), across):
             row = Table.grid(expand=True)
             for _ in range(across):
                 row.add_column(ratio=1)
-            panels = [column(s, tasks, self.now) for s, tasks in shown[start : start + across]]
+            panels = [column(s, ts, self.now, done) for s, ts in shown[start : start + across]]
             row.add_row(*panels, *[Text("")] * (across - len(panels)))
             yield row
         if not shown:
