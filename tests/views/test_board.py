@@ -16,7 +16,9 @@ from rich.console import Console
 
 from taskhand.board.reader import plan_data
 from taskhand.run import moves
+from taskhand.state.life import Lifecycle
 from taskhand.views.board import Frame, card
+from tests import ROOT
 from tests.conftest import RunCli
 from tests.pipeline.test_full import plan_repo, replay
 from tests.runs import run_plan
@@ -162,3 +164,10 @@ def test_a_card_names_the_dependencies_it_waits_on_until_they_are_done() -> None
     assert "waits" not in card(task, now, frozenset({"T-001", "T-002"})).plain
     asked = {**task, "waits_for": "an answer to Q1"}  # a person's move comes first
     assert card(asked, now).plain.splitlines()[-1] == "waits for an answer to Q1"
+
+
+def test_the_columns_come_in_the_web_boards_order() -> None:
+    script = (ROOT / "src" / "taskhand" / "board" / "static" / "board.js").read_text()
+    found = re.search(r"const COLUMNS = \[([^\]]*)\]", script)
+    assert found, "board.js names its columns in COLUMNS"
+    assert re.findall(r'"([a-z-]+)"', found[1]) == [str(status) for status in Lifecycle]
