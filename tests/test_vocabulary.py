@@ -38,6 +38,7 @@ HOMONYMS = {
     ("run/lifecycle.py", "accepted"): "a person's word in a hand-written Response",
     ("board/serve.py", "warning"): "uvicorn's log level",
     ("board/app.py", "question"): "an answer's JSON field: which question",
+    ("views/board.py", "waiting"): "show --json's field: a person's move is due",
 }
 
 

@@ -349,6 +349,7 @@ def test_gates_round_trip(store: Store) -> None:
 
 def test_events_append_in_order_and_tail_after_an_id(store: Store) -> None:
     run, other = new_run(store), new_run(store)
+    assert store.newest_event(run.id) == 0  # none yet
     first = store.event(run.id, EventKind.RUN_RESUMED, plan="plans/a")
     store.event(other.id, EventKind.RUN_RESUMED, plan="plans/b")
     second = store.event(run.id, EventKind.VIOLATION, "T-1", what=Path("/wt"))
@@ -363,6 +364,7 @@ def test_events_append_in_order_and_tail_after_an_id(store: Store) -> None:
     assert store.events(run.id, after=first.id) == [second, third]
     assert store.events(run.id, after=third.id) == []
     assert store.events_of(run.id, EventKind.GATE) == [third]
+    assert store.newest_event(run.id) == third.id  # where a tail of the log starts
 
 
 def test_events_refuse_a_kind_or_a_field_the_catalogue_lacks(store: Store) -> None:

@@ -22,17 +22,12 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from taskhand.board import details
+from taskhand.board import details, reader
 from taskhand.errors import UserError
-from taskhand.pipeline import standing
 from taskhand.pipeline.lifecycle import Move
 from taskhand.run import moves
-from taskhand.run.preflight import load
 from taskhand.state.events import Event
-from taskhand.state.paths import StateDir
-from taskhand.state.store import Store
 from taskhand.text import dumps
-from taskhand.views import plan as views
 
 POLL_SECONDS = 0.2  # how often the event stream looks for new events
 HEARTBEAT_SECONDS = 15.0  # a comment line, so proxies and browsers keep the stream open
@@ -76,17 +71,8 @@ async def _page(request: Request) -> Response:
 
 
 async def _plan(board: Board, request: Request) -> Response:
-    def read() -> dict[str, Any]:
-        plan = load(board.plan)
-        statuses, standings = standing.read(plan, repo=board.repo)
-        data = views.plan_json(plan, statuses, standings)
-        for task, shown in zip(plan.tasks, data["tasks"], strict=True):
-            if task.source is not None:  # as from the repository's root, whatever our cwd
-                shown["file"] = str(task.source.resolve().relative_to(board.repo))
-        return data
-
     try:
-        data = await run_in_threadpool(read)
+        data = await run_in_threadpool(reader.plan_data, board.plan, board.repo)
     except UserError as exc:  # the plan was edited into something invalid: say so
         return _error(409, exc.what, exc.fix or "fix the plan (taskhand validate says how)")
     return JSONResponse(json.loads(dumps(data)))
@@ -200,14 +186,7 @@ async def _stream(board: Board, request: Request, after: int) -> AsyncIterator[s
 
 def events_after(board: Board, after: int) -> list[Event]:
     """Every event of the plan's runs with an id above `after`, oldest first."""
-    database = StateDir.for_repo(board.repo).database
-    if not database.exists():
-        return []
-    wanted = str(board.plan.resolve())
-    with Store.open(database) as store:
-        runs = [r for r in store.runs() if r.plan_path == wanted]
-        found = [e for r in runs for e in store.events(r.id, after)]
-    return sorted(found, key=lambda e: e.id)
+    return reader.events_after(board.plan, board.repo, after)
 
 
 def _error(status: int, what: str, fix: str) -> JSONResponse:

@@ -144,6 +144,11 @@ COMMANDS = {
         "validate_command",
         "Check PLAN against every rule of its dialect; list all problems at once.",
     ),
+    "watch": Entry(
+        "taskhand.cli.board",
+        "watch",
+        "Draw PLAN's board in the terminal, live: a column per status, a card per task.",
+    ),
 }
 
 

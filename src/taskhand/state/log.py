@@ -31,6 +31,11 @@ class EventLog(Database):
         """The run's events with an id above `after`, oldest first (for tailing the log)."""
         return self._select(Event, "run_id = ? AND id > ? ORDER BY id", (run_id, after))
 
+    def newest_event(self, run_id: str) -> int:
+        """The id of the run's newest event, 0 before its first: where a tail starts."""
+        rows = self._rows("SELECT MAX(id) AS id FROM events WHERE run_id = ?", (run_id,))
+        return int(rows[0]["id"] or 0)
+
     def events_of(self, run_id: str, kind: EventKind) -> list[Event]:
         """The run's events of one kind (an EventKind), oldest first."""
         return self._select(Event, "run_id = ? AND kind = ? ORDER BY id", (run_id, kind))

@@ -1,0 +1,54 @@
+"""What the boards read, the web page and the terminal alike: the plan as `show --json` gives it
+(each task's status, what it waits for, the unit working on it, its cost, its PR), and the
+plan's events after a given one. Read afresh each time; nothing is kept apart.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from taskhand.pipeline import standing
+from taskhand.run.preflight import load
+from taskhand.state.events import Event
+from taskhand.state.paths import StateDir
+from taskhand.state.records import Run
+from taskhand.state.store import Store
+from taskhand.views import plan as views
+
+
+def plan_data(plan_root: Path, repo: Path) -> dict[str, Any]:
+    """The plan as `taskhand show PLAN --json` gives it, from the same reader, with each task's
+    file named from the repository's root (whatever the current folder). A plan edited into
+    something invalid raises its PlanError."""
+    plan = load(plan_root)
+    statuses, standings = standing.read(plan, repo=repo)
+    data = views.plan_json(plan, statuses, standings)
+    for task, shown in zip(plan.tasks, data["tasks"], strict=True):
+        if task.source is not None:
+            shown["file"] = str(task.source.resolve().relative_to(repo))
+    return data
+
+
+def events_after(plan_root: Path, repo: Path, after: int) -> list[Event]:
+    """Every event of the plan's runs with an id above `after`, oldest first."""
+    database = StateDir.for_repo(repo).database
+    if not database.exists():
+        return []
+    with Store.open(database) as store:
+        found = [e for r in _runs(store, plan_root) for e in store.events(r.id, after)]
+    return sorted(found, key=lambda e: e.id)
+
+
+def newest_event(plan_root: Path, repo: Path) -> int:
+    """The id of the newest event of the plan's runs (0: none yet), read without the events."""
+    database = StateDir.for_repo(repo).database
+    if not database.exists():
+        return 0
+    with Store.open(database) as store:
+        return max((store.newest_event(r.id) for r in _runs(store, plan_root)), default=0)
+
+
+def _runs(store: Store, plan_root: Path) -> list[Run]:
+    wanted = str(plan_root.resolve())
+    return [r for r in store.runs() if r.plan_path == wanted]
