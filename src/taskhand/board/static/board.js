@@ -55,7 +55,7 @@ function card(task) {
   const made = element("article", "card");
   made.dataset.task = task.id;
   made.tabIndex = 0;
-  made.classList.toggle("waiting", task.waiting);
+  made.classList.toggle("waiting", task.waiting && !task.working);
   made.classList.toggle("working", task.working);
   const title = element("button", "title", task.title);
   title.type = "button";
@@ -66,10 +66,12 @@ function card(task) {
   if (task.cost) facts.append(element("span", "cost", dollars(task.cost)));
   made.append(facts);
   if (task.working) {
-    const badge = element("p", "badge", `${task.unit?.role || "working"} · `);
-    const elapsed = element("span", "elapsed", task.unit ? since(task.unit.started) : "");
-    if (task.unit) elapsed.dataset.since = task.unit.started;
-    badge.append(elapsed);
+    const badge = element("p", "badge", task.unit ? `${task.unit.role} · ` : "working");
+    if (task.unit) {
+      const elapsed = element("span", "elapsed", since(task.unit.started));
+      elapsed.dataset.since = task.unit.started;
+      badge.append(elapsed);
+    }
     made.append(badge);
   }
   const waits = waitsOn(task);
@@ -113,6 +115,7 @@ function dropped(taskId, status) {
 function column(status, tasks) {
   const made = element("section", "column");
   made.dataset.status = status;
+  made.classList.toggle("empty", tasks.length === 0);
   const heading = element("h2", "", status);
   heading.append(element("span", "count", String(tasks.length)));
   made.append(heading, ...tasks.map(card));
