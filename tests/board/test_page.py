@@ -36,6 +36,7 @@ def test_a_person_approves_on_the_board_and_another_browser_sees_it(
     drawer = person.locator("#drawer")
     drawer.wait_for(state="visible")
     assert drawer.locator("pre.plan").inner_text() == "(replay) the planner's work on T-001"
+    drawer.locator("button[data-tab=Units]").click()  # the drawer opens where the task waits
     assert "planner" in drawer.locator("table").last.inner_text()
     person.screenshot(path=str(tmp_path / "board.png"))
     person.locator("#close").click()

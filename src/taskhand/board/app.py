@@ -22,7 +22,7 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from taskhand.board import details, reader
+from taskhand.board import details, diffs, reader, transcripts
 from taskhand.errors import UserError
 from taskhand.pipeline.lifecycle import Move
 from taskhand.run import moves
@@ -52,6 +52,8 @@ def create(board: Board) -> Starlette:
         Route("/api/events", partial(_events, board), methods=["GET"]),
         Route("/api/tasks/{task}", partial(_details, board), methods=["GET"]),
         Route("/api/tasks/{task}/pictures/{name}", partial(_picture, board), methods=["GET"]),
+        Route("/api/tasks/{task}/attempts/{attempt:int}/diff", partial(_diff, board)),
+        Route("/api/tasks/{task}/units/{unit:int}/transcript", partial(_transcript, board)),
         Route("/api/tasks/{task}/{move}", partial(_move, board), methods=["POST"]),
     ]
     return Starlette(routes=routes)
@@ -105,6 +107,33 @@ async def _picture(board: Board, request: Request) -> Response:
     if path is None:
         return _error(404, f"no picture {name!r} of {task}", "pick one the drawer lists")
     return FileResponse(path, headers=PICTURE_HEADERS)
+
+
+async def _diff(board: Board, request: Request) -> Response:
+    task, attempt = request.path_params["task"], request.path_params["attempt"]
+    read = partial(diffs.attempt_diff, board.plan, board.repo, task, attempt)
+    return await _drawer_part(read, f"no attempt {attempt} of {task} here")
+
+
+async def _transcript(board: Board, request: Request) -> Response:
+    task, unit = request.path_params["task"], request.path_params["unit"]
+    raw = request.query_params.get("tail", "")
+    tail = int(raw) if raw.isdigit() else transcripts.TAIL
+    read = partial(transcripts.unit_transcript, board.plan, board.repo, task, unit, tail)
+    return await _drawer_part(read, f"no transcript of unit {unit} of {task} here")
+
+
+async def _drawer_part(read: Callable[[], Any], missing: str) -> Response:
+    """What the drawer asked for, read away from the event loop; 404 when there is none."""
+    try:
+        found = await run_in_threadpool(read)
+    except UserError as exc:
+        return _error(409, exc.what, exc.fix or "fix the plan (taskhand validate says how)")
+    if found is None:
+        return _error(404, missing, "pick one the drawer lists")
+    if isinstance(found, diffs.Missing):
+        return _error(404, found.what, found.fix)
+    return JSONResponse(json.loads(dumps(found)))
 
 
 # Each move: the library call, from the task id and the JSON body's fields.
