@@ -25,6 +25,7 @@ import pytest
 from taskhand.demo import full
 from tests.agents.pictures import needs_browser
 from tests.board.pages import DOCS, RECORD_NOTIFICATIONS, SHOTS, browser, columns
+from tests.board.test_drawer_page import pick
 from tests.run.test_supervisor import WAIT_SECONDS, read_until
 
 __all__ = ["browser"]
@@ -188,3 +189,22 @@ def test_a_person_steers_the_whole_plan_from_the_board(steered: Steered) -> None
     assert live.locator("[data-kind=delivered]").count() >= 2
     assert "planned → prototype" in live.inner_text()
     shot(person, "board-delivered.png")
+
+    # T-001's drawer: the judge's rejection in the ledger, the change, the units, qa's evidence.
+    s.card(person, "T-001", "delivered").locator(".title").click()
+    attempts = pick(person, "Attempts")
+    assert "check.py search passes without any filtering" in attempts.inner_text()
+    diff = pick(person, "Diff")
+    diff.locator("section.file .path", has_text="check.py").wait_for(timeout=MS)
+    assert any("function filter" in line for line in diff.locator("span.add").all_inner_texts())
+    units = pick(person, "Units")
+    for role in ("writer", "planner", "designer", "qa", "judge"):
+        assert role in units.locator("table").inner_text()
+    evidence = pick(person, "Evidence")
+    figure = evidence.locator("figure.evidence", has_text="a search box shows above the list")
+    figure.locator("img").wait_for(timeout=MS)
+    person.wait_for_function(
+        "() => [...document.querySelectorAll('#drawer-tab figure.evidence img')]"
+        ".every(i => i.naturalWidth > 0)"
+    )
+    shot(person, "board-evidence.png")

@@ -40,7 +40,7 @@ function show(event) {
 // A few words of what happened, from the event's own fields.
 function summary(event) {
   const words = event.after ? [`${event.before} → ${event.after}`, event.by] : [];
-  for (const key of ["role", "case", "outcome", "status", "reason", "url"]) {
+  for (const key of ["role", "case", "outcome", "status", "message", "reason", "url"]) {
     const value = event[key];
     if (value !== undefined && value !== null && value !== "") words.push(String(value));
   }
