@@ -19,7 +19,8 @@ def test_a_person_approves_on_the_board_and_another_browser_sees_it(
 ) -> None:
     port, repo = served
     task = repo / "plan" / "T-001-toggle.md"
-    task.write_text(task.read_text().replace("title: Dark mode toggle", "title: <b>Dark</b> mode"))
+    planted = "<b>Dark</b> <script>window.__pwned = 1</script><img src=x onerror=window.__pwned=2>"
+    task.write_text(task.read_text().replace("title: Dark mode toggle", f"title: {planted}"))
     address = f"http://127.0.0.1:{port}/"
     person = browser.new_page(viewport={"width": 1440, "height": 900})  # type: ignore[attr-defined]
     watcher = browser.new_context().new_page()  # type: ignore[attr-defined]
@@ -27,8 +28,9 @@ def test_a_person_approves_on_the_board_and_another_browser_sees_it(
     watcher.goto(address)
     card = person.locator("[data-status=planned] [data-task=T-001]")
     card.wait_for()
-    assert card.locator(".title").inner_text() == "<b>Dark</b> mode"  # text, not markup
-    assert card.locator("b").count() == 0
+    assert card.locator(".title").inner_text() == planted  # text, not markup
+    assert card.locator("b, script, img").count() == 0
+    assert person.evaluate("window.__pwned") is None  # nothing of it ran
     assert "waits for approval of the plan" in card.inner_text()
     assert person.title() == "(1) taskhand board"
     assert "#token" not in person.url  # the token leaves the address bar
