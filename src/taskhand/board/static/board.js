@@ -179,6 +179,7 @@ document.getElementById("notify").addEventListener("click", async () => {
 document.addEventListener("keydown", (key) => {
   if (key.target.closest?.("input, textarea") || key.ctrlKey || key.metaKey || key.altKey) return;
   if (key.key === "Escape") { closeDrawer(); return; }
+  if (key.target.closest?.("#drawer, #live")) return;  // their own keys: scrolling, tabs
   const current = key.target.closest?.(".card");
   if (key.key.startsWith("Arrow")) { walk(current, key.key); key.preventDefault(); return; }
   if (!current || !plan) return;
