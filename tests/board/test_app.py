@@ -10,6 +10,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,13 @@ def served(tmp_path: Path) -> Iterator[tuple[int, Path]]:
         repo / "plan", repo, replay(tmp_path, "T-001", {}), settings={"pipeline": "full"}
     )
     assert summary.status == "waiting"
+    with serving(repo) as port:
+        yield port, repo
+
+
+@contextmanager
+def serving(repo: Path) -> Iterator[int]:
+    """The board of `repo`'s plan, with TOKEN, on a free loopback port (given)."""
     port = free_port()
     app = create(Board((repo / "plan").resolve(), repo, TOKEN))
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
@@ -43,7 +51,7 @@ def served(tmp_path: Path) -> Iterator[tuple[int, Path]]:
         assert time.monotonic() < deadline, "the board did not start"
         time.sleep(0.02)
     try:
-        yield port, repo
+        yield port
     finally:
         server.should_exit = True
         thread.join(10)

@@ -9,22 +9,17 @@ import http.client
 import json
 import sqlite3
 import struct
-import threading
-import time
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 
 from taskhand.board import diffs
-from taskhand.board.app import Board, create
-from taskhand.board.serve import free_port
 from taskhand.state.paths import StateDir
 from taskhand.state.records import Attempt, AttemptStatus
-from tests.board.test_app import TOKEN, call
+from tests.board.test_app import call, serving
 from tests.plans import md_task
 from tests.runs import git, make_repo, run_plan, write
 
@@ -146,20 +141,8 @@ def drawer_repo(tmp_path: Path) -> Path:
 def drawn(tmp_path: Path) -> Iterator[tuple[int, Path]]:
     """The board over `drawer_repo`, on a free loopback port."""
     repo = drawer_repo(tmp_path)
-    port = free_port()
-    app = create(Board((repo / "plan").resolve(), repo, TOKEN))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "the board did not start"
-        time.sleep(0.02)
-    try:
+    with serving(repo) as port:
         yield port, repo
-    finally:
-        server.should_exit = True
-        thread.join(10)
 
 
 def details(port: int, task: str) -> dict[str, Any]:

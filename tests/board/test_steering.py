@@ -12,7 +12,6 @@ import json
 import os
 import re
 import shlex
-import signal
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ from taskhand.demo import full
 from tests.agents.pictures import needs_browser
 from tests.board.pages import DOCS, RECORD_NOTIFICATIONS, SHOTS, browser, columns
 from tests.board.test_drawer_page import pick
+from tests.cli.test_board import start, stop
 from tests.run.test_supervisor import WAIT_SECONDS, read_until
 
 __all__ = ["browser"]
@@ -93,10 +93,7 @@ def steered(tmp_path: Path, isolated_home: Path, browser: Any) -> Iterator[Steer
         "FAKE_GH_STATE": str(gh_state),
         "FAKE_GH_REMOTE": str(tmp_path / "remote.git"),
     }
-    command = [sys.executable, "-m", "taskhand", "run", "plan", "--board", "--script", str(script)]
-    process = subprocess.Popen(
-        command, cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
+    process = start(repo, env, "run", "plan", "--board", "--script", str(script))
     seen: list[str] = []
     try:
         read_until(process, "board: ", seen)
@@ -112,9 +109,7 @@ def steered(tmp_path: Path, isolated_home: Path, browser: Any) -> Iterator[Steer
         watcher.goto(address)
         yield Steered(repo, env, person, watcher)
     finally:
-        process.send_signal(signal.SIGINT)
-        out, _ = process.communicate(timeout=WAIT_SECONDS)
-        assert "Traceback" not in "".join(seen) + out, "".join(seen) + out
+        stop(process, seen)
 
 
 # What the person types into each prompt the page shows.
