@@ -8,7 +8,7 @@ imports nothing of taskhand.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -203,6 +203,19 @@ class Unit:
     sandbox: Sandbox = field(default_factory=lambda: Sandbox())  # confines its processes
     browser: Browser | None = None  # a designer's or qa's headless browser, when it has one
     round: int = 1  # the role's unit on this task in this run, from 1 (a killed one is redone)
+    # Told each transcript message as it happens, so the run can show a working unit's
+    # transcript; a plain callback: the backend knows nothing of what it does with them.
+    on_message: Callable[[dict[str, object]], None] | None = field(
+        default=None, repr=False, compare=False
+    )
+
+    def record(self, transcript: list[dict[str, object]], *messages: dict[str, object]) -> None:
+        """Add `messages` to `transcript` in order, telling `on_message` of each as it is
+        added: the one way every backend grows a unit's transcript."""
+        for message in messages:
+            transcript.append(message)
+            if self.on_message is not None:
+                self.on_message(message)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import re
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,12 +47,14 @@ def run(
     role: Role = Role.IMPLEMENTER,
     timeout: float = 20.0,
     program: Path = AGENT,
+    on_message: Callable[[dict[str, object]], None] | None = None,
     **options: Any,
 ) -> Outcome:
     env = {**os.environ, "MY_API_KEY": SECRET, "AGENT_TOKEN": TOKEN}
     command = [sys.executable, str(program), scenario]
     agent = AcpAgent(command, keys=["AGENT_TOKEN"], env=env, **options)
-    return agent.run(Unit(role, "T-001", 1, PROMPT, worktree, timeout))
+    unit = Unit(role, "T-001", 1, PROMPT, worktree, timeout, on_message=on_message)
+    return agent.run(unit)
 
 
 def entries(outcome: Outcome, role: str) -> list[dict[str, object]]:
@@ -92,6 +95,23 @@ def test_ok_writes_through_the_client_and_reports_usage(worktree: Path) -> None:
     seen = facts(outcome)
     assert seen["cwd"] == seen["session_cwd"] == os.path.realpath(worktree)
     assert (seen["fs"], seen["terminal"], seen["model"]) == ([True, True], False, "steady")
+
+
+def test_each_message_reaches_the_units_hook_as_it_happens(worktree: Path) -> None:
+    told: list[tuple[dict[str, object], bool]] = []  # each message, and whether hello.txt was
+    written = worktree / "hello.txt"
+    outcome = run("ok", worktree, on_message=lambda m: told.append((m, written.exists())))
+
+    assert outcome.case is Case.DONE
+    assert [m["role"] for m, _ in told] == [m["role"] for m in outcome.transcript]
+    assert told[0][0] == {"role": "user", "content": PROMPT}  # the backend redacts at its end
+    by_then = [(m["role"], m.get("op"), there) for m, there in told][4:8]
+    assert by_then == [
+        ("tool_call", None, False),  # told before the agent wrote
+        ("permission", None, False),
+        ("fs", "write", True),
+        ("fs", "read", True),
+    ]
 
 
 def test_the_agent_never_sees_our_secrets_and_the_transcript_never_shows_them(

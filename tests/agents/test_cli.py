@@ -630,6 +630,25 @@ def test_opencode_is_nudged_once_in_its_session(tmp_path: Path) -> None:
     assert outcome.usage.tokens_out == 4 * 90
 
 
+def test_each_message_reaches_the_units_hook_as_each_run_of_the_program_ends(
+    tmp_path: Path,
+) -> None:
+    env, log = stand_in(
+        tmp_path, "opencode", [opencode_events("Done, no block."), opencode_events(DONE)]
+    )
+    work = unit(tmp_path / "w")
+    told: list[tuple[dict[str, object], int]] = []  # each message, and the runs made by then
+    work.on_message = lambda m: told.append((m, len(calls(log)) if log.exists() else 0))
+    outcome = CliAgent("opencode", env=env).run(work)
+    assert outcome.case is Case.DONE
+    assert [m for m, _ in told] == outcome.transcript  # every message, in order, as returned
+    assert told[0] == ({"role": "user", "content": "Write hello.txt."}, 0)
+    # The first run's messages (its events too) came before the nudge ran the program again.
+    runs = [(m.get("role") or m.get("type"), made) for m, made in told[1:-1]]
+    steps = ["agent", "step-finish", "step-finish"]
+    assert runs == [(kind, 1) for kind in steps] + [(kind, 2) for kind in steps]
+
+
 def test_opencode_reviewer_uses_the_plan_agent(tmp_path: Path) -> None:
     env, log = stand_in(tmp_path, "opencode", [opencode_events(ACCEPT)])
     CliAgent("opencode", env=env).run(unit(tmp_path / "w", role=Role.EVALUATOR))

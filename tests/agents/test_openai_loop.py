@@ -111,6 +111,31 @@ def test_a_task_is_done_through_write_bash_and_submit_case(
     }
 
 
+def test_each_message_reaches_the_units_hook_as_it_happens(
+    server: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    server.add(call("write", {"path": "a.txt", "content": "a\n"}), DONE)
+    unit = make_unit(tmp_path)
+    told: list[tuple[dict[str, object], int]] = []  # each message, and the requests made by then
+    unit.on_message = lambda m: told.append((m, len(server.bodies)))
+
+    outcome = make_agent(server).run(unit)
+
+    assert outcome.case is Case.DONE, outcome.failure
+    assert [m for m, _ in told] == outcome.transcript  # every message, in order, as returned
+    shown = [(m["role"], asked) for m, asked in told]
+    assert shown == [
+        ("system", 0),
+        ("user", 0),
+        ("assistant", 1),
+        ("tool", 1),  # the tool's result, before the next request
+        ("assistant", 2),
+        ("tool", 2),
+        ("outcome", 2),
+    ]
+    assert told[3][0]["ok"] is True  # told whole, with whether the call went well
+
+
 def test_a_server_error_is_retried_without_counting_a_turn(
     server: ScriptedOpenAI, tmp_path: Path
 ) -> None:

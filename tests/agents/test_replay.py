@@ -91,6 +91,24 @@ def test_the_reviews_actions_run_in_the_reviewers_worktree(tmp_path: Path) -> No
     assert not (review.worktree / "wc.py").exists()  # the worker's actions are not the review's
 
 
+def test_each_message_reaches_the_units_hook_as_it_happens(tmp_path: Path) -> None:
+    review = unit(tmp_path)
+    told: list[tuple[dict[str, object], bool]] = []  # each message, and whether the command ran
+    review.on_message = lambda m: told.append((m, (review.worktree / "reviewed.txt").exists()))
+
+    outcome = load(tmp_path).run(review)
+
+    assert [m for m, _ in told] == outcome.transcript  # every message, in order, as returned
+    roles = [(m["role"], m.get("action"), ran) for m, ran in told]
+    assert roles == [
+        ("user", None, False),
+        ("tool", "run", False),  # told before the command runs
+        ("tool_result", None, True),
+        ("tool", "write", True),
+        ("assistant", None, True),
+    ]
+
+
 def test_a_lens_of_its_own_overrides_the_shared_review(tmp_path: Path) -> None:
     agent = load(tmp_path)
 

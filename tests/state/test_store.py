@@ -299,6 +299,9 @@ def test_units_round_trip(store: Store) -> None:
     assert started.prompt_tokens == 350 and started.lens == ""
     assert (started.ended, started.outcome, started.transcript) == (None, None, None)
     assert started.usage == Usage()
+    store.record_transcript(unit_id, "/t/u1.jsonl")  # written as the unit goes
+    working = store.units(run.id, "T-1")[0]
+    assert (working.transcript, working.ended, working.outcome) == ("/t/u1.jsonl", None, None)
 
     store.finish_unit(unit_id, "done", Usage(100, 20, 50, 0.25, True), "/t/u1.jsonl")
     finished = store.units(run.id, "T-1")[0]

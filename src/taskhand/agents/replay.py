@@ -139,7 +139,7 @@ def _perform_entry(entry: dict[str, Any], unit: Unit, env: dict[str, str]) -> Ou
     question = None
     if case is Case.QUESTION:
         question = Question(str(entry.get("question", "")), list(entry.get("options", [])))
-    transcript.append({"role": "assistant", "outcome": str(case)})
+    unit.record(transcript, {"role": "assistant", "outcome": str(case)})
     return Outcome(
         case,
         resolution=str(entry.get("resolution", "")),
@@ -199,13 +199,13 @@ def _review(review: dict[str, Any], unit: Unit, env: dict[str, str]) -> Outcome:
     usage = _usage(review, unit)
     if review.get("outcome") == "error":
         failure = str(review.get("failure", "")) or "the scripted reviewer broke"
-        transcript.append({"role": "assistant", "outcome": str(Case.ERROR)})
+        unit.record(transcript, {"role": "assistant", "outcome": str(Case.ERROR)})
         return Outcome(Case.ERROR, failure=failure, usage=usage, transcript=transcript)
     verdict = Verdict.parse(review)
     if isinstance(verdict, str):  # a script built in code skips the checks load() makes
         failure = f"the replay script's review is not usable: {verdict}"
         return Outcome(Case.ERROR, failure=failure, usage=usage, transcript=transcript)
-    transcript.append({"role": "assistant", "verdict": verdict.as_json()})
+    unit.record(transcript, {"role": "assistant", "verdict": verdict.as_json()})
     return Outcome(Case.DONE, verdict=verdict, usage=usage, transcript=transcript)
 
 
@@ -213,7 +213,8 @@ def _act(
     entry: dict[str, Any], unit: Unit, env: dict[str, str]
 ) -> tuple[list[dict[str, object]], str]:
     """Perform the entry's actions in the unit's worktree: the transcript, and an error or ""."""
-    transcript: list[dict[str, object]] = [{"role": "user", "content": unit.prompt}]
+    transcript: list[dict[str, object]] = []
+    unit.record(transcript, {"role": "user", "content": unit.prompt})
     deadline = time.monotonic() + unit.timeout_seconds
     with session_for(unit, env) as browser:  # started by the first screenshot, if any
         for action in entry.get("actions", []):
@@ -323,7 +324,7 @@ def _perform(
     shell does: in the unit's sandbox."""
     worktree = unit.worktree
     kind = next(k for k in ACTIONS if k in action)
-    transcript.append({"role": "tool", "action": kind, "target": str(action[kind])})
+    unit.record(transcript, {"role": "tool", "action": kind, "target": str(action[kind])})
     if kind in ("screenshot", "svg"):
         url, text = str(action.get("url", "")), str(action.get("text", ""))
         fill = (str(action["fill"]), str(action.get("value", ""))) if "fill" in action else None
@@ -340,7 +341,7 @@ def _perform(
             return f"command {argv} could not run: {exc}"
         if done.timed_out:
             return f"command {argv} could not run: it timed out after {seconds:g} seconds"
-        transcript.append({"role": "tool_result", "exit_code": done.code})
+        unit.record(transcript, {"role": "tool_result", "exit_code": done.code})
         return ""
     if kind == "commit":
         for argv in (

@@ -7,7 +7,6 @@ nothing but `(harness, work)` and knows nothing of the loop or of the other stag
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable
@@ -20,6 +19,7 @@ from taskhand.config import RunConfig
 from taskhand.host.secrets import Redactor
 from taskhand.pipeline.guard import Guard
 from taskhand.pipeline.track import Tracker
+from taskhand.pipeline.transcript import TranscriptFile
 from taskhand.pipeline.work import Ended
 from taskhand.plan.model import Plan, Status, Task
 from taskhand.state import progress
@@ -106,12 +106,26 @@ class Harness:
             role, task.id, number, prompt, worktree, timeout, model, lens, self.sandbox, browser
         )
         unit.round = 1 + len(done)
-        outcome = self.executor.run(agent, unit)
-        transcript = self.state.transcript(self.run.id, task.id, unit_id)
-        transcript.parent.mkdir(parents=True, exist_ok=True)
-        messages = self.redact.value(outcome.transcript)
-        transcript.write_text("".join(json.dumps(m) + "\n" for m in messages))
-        self.store.finish_unit(unit_id, outcome.case, outcome.usage, str(transcript))
+        # Written as the unit goes, at the path the store has from now on, for a board to
+        # show while the unit works; then the final transcript in its place.
+        path = self.state.transcript(self.run.id, task.id, unit_id)
+        transcript = TranscriptFile(path, self.redact)
+        transcript.open()
+        self.store.record_transcript(unit_id, str(transcript.path))
+        unit.on_message = transcript.add
+        try:
+            outcome = self.executor.run(agent, unit)
+        finally:
+            transcript.close()
+        transcript.finish(outcome.transcript)
+        if transcript.failure:  # told once, after the unit: never from inside its backend
+            self.emit(
+                EventKind.WARNING,
+                task.id,
+                message=f"unit {unit_id}'s transcript could not be written as it went "
+                f"({transcript.failure}); it was written when the unit ended",
+            )
+        self.store.finish_unit(unit_id, outcome.case, outcome.usage, str(transcript.path))
         self.emit(
             EventKind.UNIT_FINISHED,
             task.id,

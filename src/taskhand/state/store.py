@@ -314,6 +314,12 @@ class Store(LifecycleRows, DeliveryRows):
                 raise KeyError(f"no attempt {attempt_id}")
             return cursor.lastrowid
 
+    def record_transcript(self, unit_id: int, transcript: str) -> None:
+        """Where the unit's transcript is written as it goes, from its start (its end is
+        `ended` and `outcome`, never the path)."""
+        sql = "UPDATE units SET transcript = ? WHERE id = ?"
+        self._update(sql, (transcript, unit_id), f"no unit {unit_id}")
+
     def finish_unit(
         self, unit_id: int, outcome: Case, usage: Usage, transcript: str | None
     ) -> None:

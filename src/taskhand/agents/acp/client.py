@@ -57,7 +57,8 @@ class AcpClient:
         self.unit = unit
         self.root = Path(os.path.realpath(unit.worktree))
         self.given = Path(os.path.abspath(unit.worktree))
-        self.transcript: list[dict[str, object]] = [{"role": "user", "content": unit.prompt}]
+        self.transcript: list[dict[str, object]] = []
+        unit.record(self.transcript, {"role": "user", "content": unit.prompt})
         self.run_role = ""  # the kind of chunk being merged into one transcript entry
         self.run_text: list[str] = []
         self.said: list[str] = []  # the agent's message in the current turn
@@ -197,7 +198,7 @@ class AcpClient:
 
     def event(self, entry: dict[str, object]) -> None:
         self.flush()
-        self.transcript.append(entry)
+        self.unit.record(self.transcript, entry)
 
     def note(self, **fields: object) -> None:
         self.event({"role": "note", **{k: v for k, v in fields.items() if v}})
@@ -206,7 +207,7 @@ class AcpClient:
         if self.run_text:
             limit = 20_000 if self.run_role == "assistant" else 4000
             content = _clip("".join(self.run_text), limit)
-            self.transcript.append({"role": self.run_role, "content": content})
+            self.unit.record(self.transcript, {"role": self.run_role, "content": content})
         self.run_role, self.run_text = "", []
 
 

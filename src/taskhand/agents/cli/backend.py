@@ -102,7 +102,8 @@ class CliAgent:
             context.template = self.template
             # Under taskhand's sandbox a writer needs no sandbox of the program's own.
             context.outer_sandbox = self.outer_sandbox or unit.sandbox.active
-            transcript: list[dict[str, object]] = [{"role": "user", "content": unit.prompt}]
+            transcript: list[dict[str, object]] = []
+            unit.record(transcript, {"role": "user", "content": unit.prompt})
             if self.name in mcp.PRESETS:
                 try:
                     context.browser = mcp.server(unit, self.env)
@@ -110,7 +111,7 @@ class CliAgent:
                     return Outcome(Case.ERROR, failure=str(exc), transcript=transcript)
             report, failure = self._attempt(context, unit.prompt, None, deadline, transcript)
             if failure:
-                return self._end(Case.ERROR, report, transcript, context.model, failure=failure)
+                return self._end(Case.ERROR, report, transcript, context, failure=failure)
             found = parse_outcome(report.text, unit.role)
             if isinstance(found, str) and self.preset.resumable and report.session:
                 first, asked = report, nudge(unit.role)
@@ -119,11 +120,11 @@ class CliAgent:
                     report.usage = first.usage + report.usage
                     report.priced = first.priced and report.priced
                 if failure:
-                    return self._end(Case.ERROR, report, transcript, context.model, failure=failure)
+                    return self._end(Case.ERROR, report, transcript, context, failure=failure)
                 found = parse_outcome(report.text, unit.role)
             if isinstance(found, str):
-                return self._end(Case.ERROR, report, transcript, context.model, failure=found)
-            return self._end(found.case, report, transcript, context.model, found=found)
+                return self._end(Case.ERROR, report, transcript, context, failure=found)
+            return self._end(found.case, report, transcript, context, found=found)
 
     def _attempt(
         self,
@@ -144,14 +145,16 @@ class CliAgent:
         confined = Call(confine(sandbox, call.argv, writable, unit.worktree), call.stdin, call.env)
         env = {**self.env, **call.env}
         run = execute(confined, context.unit.worktree, env, deadline, self.output_limit)
-        transcript.append({"role": "agent", "argv": _shown(call, prompt), "exit_code": run.code})
+        unit.record(
+            transcript, {"role": "agent", "argv": _shown(call, prompt), "exit_code": run.code}
+        )
         if run.error:
             return Report(), run.error
         try:
             report, unreadable = self.preset.parse(run.stdout), ""
         except ValueError as exc:
             report, unreadable = Report(), f"{self.name} printed output we cannot read: {exc}"
-        transcript.extend(_clip(event) for event in report.events)
+        unit.record(transcript, *(_clip(event) for event in report.events))
         tail = run.stderr.strip()[-STDERR_TAIL:] or run.stdout.strip()[-STDERR_TAIL:]
         if run.timed_out:
             return report, f"timed out after {context.unit.timeout_seconds:g} s"
@@ -166,20 +169,21 @@ class CliAgent:
         case: Case,
         report: Report,
         transcript: list[dict[str, object]],
-        model: str | None,
+        context: Context,
         *,
         failure: str = "",
         found: Found | None = None,
     ) -> Outcome:
         usage = report.usage
-        model = report.model or model
+        model = report.model or context.model
+        record = context.unit.record
         if not report.priced and usage.tokens_in + usage.tokens_out > 0:
             dollars = price_list.estimate(model or "", usage, self.prices)
             if dollars is None:
-                transcript.append({"role": "note", "content": f"no price for model {model!r}"})
+                record(transcript, {"role": "note", "content": f"no price for model {model!r}"})
             else:
                 usage = Usage(usage.tokens_in, usage.tokens_out, usage.tokens_cached, dollars, True)
-        transcript.append(_clip({"role": "assistant", "content": report.text}, 20_000))
+        record(transcript, _clip({"role": "assistant", "content": report.text}, 20_000))
         return outcome(case, found, failure, usage, transcript, self.redact)
 
 

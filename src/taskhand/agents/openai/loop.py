@@ -277,18 +277,18 @@ class _Session:
             call.estimated = True
         self.usage += call
 
-    def add(self, message: dict[str, Any]) -> None:
-        """Send-side history and transcript get the same redacted message."""
+    def add(self, message: dict[str, Any], **shown: object) -> None:
+        """Send-side history and transcript get the same redacted message; `shown` is for
+        the transcript alone (whether a tool call went well)."""
         clean = self.agent.redact.value(message)
         self.messages.append(clean)
-        self.transcript.append(dict(clean))
+        self.unit.record(self.transcript, {**clean, **shown})
 
     def reply(self, call_id: object, output: str, *, ok: bool) -> None:
-        self.add({"role": "tool", "tool_call_id": call_id, "content": output})
-        self.transcript[-1]["ok"] = ok
+        self.add({"role": "tool", "tool_call_id": call_id, "content": output}, ok=ok)
 
     def note(self, **event: object) -> None:
-        self.transcript.append(self.agent.redact.value(event))
+        self.unit.record(self.transcript, self.agent.redact.value(event))
 
     def left(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
