@@ -1,6 +1,7 @@
-"""A unit's transcript as the drawer shows it: the JSONL file the harness wrote when the unit
-ended, read only at the path the store records and only inside the repository's state folder,
-each message made one readable line (who, and what was said, run or returned), its tail.
+"""A unit's transcript as the drawer and the Live dock show it: the JSONL file the harness
+writes as the unit goes (and whole when it ends), read only at the path the store records and
+only inside the repository's state folder, each message made one readable line (who, and what
+was said, run or returned), its tail.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ def unit_transcript(
     path = inside(found.state, unit.transcript)
     if path is None:
         return None
-    lines, older = read_tail(path, READ_BYTES)
+    # A working unit's file grows as it is read: a last line without its newline is not whole.
+    lines, older = read_tail(path, READ_BYTES, whole_lines=unit.ended is None)
     shown = lines[-max(1, min(tail, MOST)) :]
     return {
         "unit": unit.id,
@@ -68,8 +70,9 @@ def inside(state: StateDir, recorded: str) -> Path | None:
     return real if real.is_relative_to(root) and real.is_file() else None
 
 
-def read_tail(path: Path, limit: int) -> tuple[list[str], bool]:
-    """The file's lines within its last `limit` bytes, and whether older lines were left."""
+def read_tail(path: Path, limit: int, whole_lines: bool = False) -> tuple[list[str], bool]:
+    """The file's lines within its last `limit` bytes, and whether older lines were left;
+    with `whole_lines`, a last line no newline ends yet (still being written) is left out."""
     with path.open("rb") as file:
         size = os.fstat(file.fileno()).st_size
         older = size > limit
@@ -78,6 +81,8 @@ def read_tail(path: Path, limit: int) -> tuple[list[str], bool]:
         data = file.read(limit)
     if older:  # the first line read is only the end of one
         data = data[data.find(b"\n") + 1 :]
+    if whole_lines:
+        data = data[: data.rfind(b"\n") + 1]
     return [line for line in data.decode("utf-8", "replace").splitlines() if line.strip()], older
 
 

@@ -189,7 +189,8 @@ def _units(store: Store | None, key: str) -> dict[str, list[UnitRow]]:
 def _working_unit(unit: UnitRow | None) -> dict[str, Any] | None:
     if unit is None:
         return None
-    return {"role": str(unit.role), "agent": unit.agent, "started": unit.started}
+    # The id reads the unit's transcript as it goes (the board's Live dock).
+    return {"id": unit.id, "role": str(unit.role), "agent": unit.agent, "started": unit.started}
 
 
 def read(
