@@ -295,6 +295,29 @@ def test_a_transcript_is_read_only_where_the_store_says_inside_the_state_folder(
         assert status == 404 and "no transcript" in refused["error"], refused
 
 
+def test_a_working_units_transcript_shows_its_whole_lines_as_it_grows(
+    drawn: tuple[int, Path],
+) -> None:
+    port, repo = drawn
+    unit = [u for u in details(port, "T-001")["units"] if u["role"] == "implementer"][1]
+    path = f"/api/tasks/T-001/units/{unit['id']}/transcript"
+    before = call(port, "GET", path)[1]
+    state = StateDir.for_repo(repo)
+    with sqlite3.connect(state.database) as db:  # the unit as it was while it worked
+        db.execute("UPDATE units SET ended = NULL, outcome = NULL WHERE id = ?", (unit["id"],))
+        [[written]] = db.execute("SELECT transcript FROM units WHERE id = ?", (unit["id"],))
+    with open(written, "a") as file:
+        file.write('{"role": "tool", "action": "run", "tar')  # a line half written
+    status, found = call(port, "GET", path)
+    assert status == 200, found
+    assert found["lines"] == before["lines"] and found["total"] == before["total"]
+    with open(written, "a") as file:
+        file.write('get": "make"}\n')
+    found = call(port, "GET", path)[1]
+    assert found["total"] == before["total"] + 1
+    assert found["lines"][-1] == {"role": "tool", "text": "action: run · target: make"}
+
+
 def test_evidence_gives_each_found_criterion_its_screenshot(drawn: tuple[int, Path]) -> None:
     port, _ = drawn
     evidence = details(port, "T-001")["evidence"]

@@ -87,6 +87,12 @@ class Harness:
         agent, model = self._route(role, task)
         name = self.executor.name_of(agent)
         unit_id = self.store.start_unit(attempt.id, role, name, model, prompt, lens)
+        # Written as the unit goes, at the path the store has from its start (before a board
+        # hears of it), for a board to show while it works; then the final transcript.
+        path = self.state.transcript(self.run.id, task.id, unit_id)
+        transcript = TranscriptFile(path, self.redact)
+        transcript.open()
+        self.store.record_transcript(unit_id, str(transcript.path))
         self.emit(
             EventKind.UNIT_STARTED, task.id, role=str(role), attempt=attempt.number, lens=lens
         )
@@ -106,12 +112,6 @@ class Harness:
             role, task.id, number, prompt, worktree, timeout, model, lens, self.sandbox, browser
         )
         unit.round = 1 + len(done)
-        # Written as the unit goes, at the path the store has from now on, for a board to
-        # show while the unit works; then the final transcript in its place.
-        path = self.state.transcript(self.run.id, task.id, unit_id)
-        transcript = TranscriptFile(path, self.redact)
-        transcript.open()
-        self.store.record_transcript(unit_id, str(transcript.path))
         unit.on_message = transcript.add
         try:
             outcome = self.executor.run(agent, unit)
