@@ -5,7 +5,7 @@
 import { notice, read, send, token } from "./api.js";
 import { dollars, element, since } from "./dom.js";
 import { closeDrawer, openDrawer, openedTask } from "./drawer.js";
-import { follow } from "./live.js";
+import { follow, showWorking } from "./live.js";
 
 const COLUMNS = ["draft", "spec", "needs-input", "plan", "planned", "prototype", "ready",
   "implementing", "review", "qa", "judge", "done", "delivered", "parked", "failed"];
@@ -133,6 +133,7 @@ async function refresh() {
   const found = await read("/api/plan");
   if (!found) return;
   plan = found;
+  showWorking(plan.tasks);
   const focused = document.activeElement?.closest?.(".card")?.dataset.task;
   document.getElementById("plan-title").textContent = plan.title;
   const byStatus = Object.fromEntries(COLUMNS.map((status) => [status, []]));

@@ -1,7 +1,7 @@
 // The drawer's tabs about the work: what became of each attempt (the ledger: its checks and
 // the verdicts), the candidate's change file by file, and each unit with its transcript. A
 // diff and a transcript are read when asked for and kept: a commit and an ended unit's
-// transcript never change.
+// transcript never change (a working unit's grows: it is read again at each redraw).
 
 import { dollars, element, table } from "./dom.js";
 
@@ -146,7 +146,7 @@ function transcriptButton(task, unit, open, redraw) {
 async function transcript(task, unit, redraw) {
   const tail = tails.get(unit.id) || TAIL;
   const key = `${unit.id}:${tail}`;
-  if (!transcripts.has(key)) {
+  if (!transcripts.has(key) || !unit.outcome) {
     const path = `/api/tasks/${encodeURIComponent(task.id)}/units/${unit.id}/transcript?tail=${tail}`;
     const read = await quietly(path);
     if (read.error) return element("p", "empty", read.error);
