@@ -6,19 +6,15 @@ pane says so."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 
-from taskhand.board.app import Board, create
-from taskhand.board.serve import free_port
 from tests.agents.pictures import needs_browser
 from tests.board.pages import browser
-from tests.board.test_app import TOKEN
+from tests.board.test_app import TOKEN, serving
 from tests.plans import md_task
 from tests.runs import attempt, make_repo, run_plan, script, write
 
@@ -30,26 +26,14 @@ MS = SECONDS * 1000
 
 @pytest.fixture
 def board_beside(tmp_path: Path) -> Iterator[tuple[int, Path]]:
-    """A one-task plan that has not run yet, and its board on a free loopback port."""
+    """A one-task plan that has not run yet, and its board."""
     files = {
         "plan/overview.md": "# Feature\n\n## Goal\nShip it.\n",
         "plan/T-001-task.md": md_task("T-001", "Slow work"),
     }
     repo = make_repo(tmp_path / "repo", files)
-    port = free_port()
-    app = create(Board((repo / "plan").resolve(), repo, TOKEN))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "the board did not start"
-        time.sleep(0.02)
-    try:
+    with serving(repo) as port:
         yield port, repo
-    finally:
-        server.should_exit = True
-        thread.join(10)
 
 
 def pane_lines(page: Any) -> list[tuple[str, str]]:
