@@ -14,6 +14,7 @@ from taskhand.config import (
     PromptCaps,
     RunConfig,
     SettingsError,
+    Setup,
     build,
     read_file,
     variable,
@@ -113,6 +114,25 @@ def test_every_flag_has_its_variable() -> None:
     assert variable("lenses") == "TASKHAND_REVIEW"
     assert variable("unit_seconds") == "TASKHAND_UNIT_TIMEOUT"
     assert variable("base_ref") == "TASKHAND_BASE"
+    assert variable("snapshot") == "TASKHAND_SNAPSHOT"
+
+
+def test_snapshot_in_every_layer(tmp_path: Path) -> None:
+    plan = plan_with(tmp_path, "[run]\nsnapshot = true\n")
+    assert build(plan, env={}).snapshot is True
+    assert build(plan, env={"TASKHAND_SNAPSHOT": "0"}).snapshot is False
+    assert build(plan, Flags(snapshot=True), env={"TASKHAND_SNAPSHOT": "no"}).snapshot is True
+    assert build(plan_with(tmp_path, ""), env={"TASKHAND_SNAPSHOT": "yes"}).snapshot is True
+    assert build(plan_with(tmp_path, ""), env={}).snapshot is False
+    with pytest.raises(SettingsError, match="TASKHAND_SNAPSHOT = 'maybe' is not true or false"):
+        build(plan, env={"TASKHAND_SNAPSHOT": "maybe"})
+
+
+def test_setup_is_read_from_the_file(tmp_path: Path) -> None:
+    text = '[setup]\ncopy = [".env", "config/local.json"]\nrun = "npm ci"\ntimeout_seconds = 90\n'
+    setup = build(plan_with(tmp_path, text), env={}).setup
+    assert setup == Setup([".env", "config/local.json"], "npm ci", 90)
+    assert build(plan_with(tmp_path, ""), env={}).setup == Setup()
 
 
 @pytest.mark.parametrize(
@@ -136,6 +156,17 @@ def test_every_flag_has_its_variable() -> None:
         ("[env]\npass = ['$HOME']\n", "", "'$HOME', not a variable name"),
         ("[env]\npass = ['A', 'A']\n", "", "names a variable twice"),
         ("[env]\nkeep = ['A']\n", "taskhand.toml:2: ", "[env] keep"),
+        ("[run]\nsnapshot = 'yes'\n", "taskhand.toml:2: ", "[run] snapshot = 'yes'"),
+        ("[setup]\ncopy = '.env'\n", "taskhand.toml:2: ", "[setup] copy = '.env'"),
+        ("[setup]\n\ncopy = ['../x']\n", "taskhand.toml:3: ", "'../x', which leaves"),
+        ("[setup]\ncopy = ['/etc/passwd']\n", "taskhand.toml:2: ", "not a relative path"),
+        ("[setup]\ncopy = ['.git/config']\n", "taskhand.toml:2: ", "which is inside .git"),
+        ("[setup]\ncopy = ['./.env']\n", "taskhand.toml:2: ", "not written plainly"),
+        ("[setup]\ncopy = [3]\n", "taskhand.toml:2: ", "copy names 3, which is not a path"),
+        ("[setup]\ncopy = ['.env', '.env']\n", "taskhand.toml:2: ", "names a file twice"),
+        ("[setup]\nrun = ['npm', 'ci']\n", "taskhand.toml:2: ", "[setup] run = ['npm'"),
+        ("[setup]\ntimeout_seconds = 0\n", "taskhand.toml:2: ", "timeout_seconds = 0"),
+        ("[setup]\nscript = 'x'\n", "taskhand.toml:2: ", "[setup] script"),
     ],
 )
 def test_a_bad_file_says_where_and_how_to_fix(
@@ -203,6 +234,12 @@ def test_read_file_gives_the_checked_tables(tmp_path: Path) -> None:
 
 
 def test_a_config_survives_its_record() -> None:
-    config = RunConfig(agent="codex", caps=Caps(bounces=5), prompt_caps=PromptCaps(plan_bytes=9))
+    config = RunConfig(
+        agent="codex",
+        caps=Caps(bounces=5),
+        prompt_caps=PromptCaps(plan_bytes=9),
+        snapshot=True,
+        setup=Setup([".env"], "make", 5.0),
+    )
     assert RunConfig.from_json(config.as_json()) == config
     assert RunConfig.from_json({"agent": "replay"}) == RunConfig()  # an older run's record

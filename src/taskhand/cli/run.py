@@ -108,6 +108,13 @@ _CAPS = _DEFAULTS.caps
 )
 @click.option("--new", is_flag=True, help="Start a new run even if the last one is unfinished.")
 @click.option(
+    "--snapshot/--no-snapshot",
+    default=None,
+    help="Start tasks from a commit of your checkout as it is (staged, unstaged and untracked "
+    "changes; not ignored files), made without touching your index, files or stash "
+    "(default: [run] snapshot, else off).",
+)
+@click.option(
     "--sandbox",
     metavar=f"[{'|'.join(config.SANDBOXES)}]",
     help="What confines the agents' processes: bwrap (bubblewrap), none, or auto "

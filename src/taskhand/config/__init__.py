@@ -6,7 +6,8 @@ The plan's file, beside its overview:
 
     pipeline = "full"      default (implement, review) or full (spec to judge); autonomy,
     autonomy = "gated"     gated or full; prototype_rounds, a ui task's designer rounds
-    [run]                  agent, model
+    [run]                  agent, model; snapshot = true: tasks start from a commit of the
+                           checkout's uncommitted content (--snapshot)
     [roles.<role>]         agent, model of one role (evaluator, writer, planner, qa, judge, ...)
     [review]               lenses (a campaign: ["correctness", "security"]), bounces
     [prompts]              overview_bytes, plan_bytes, context_bytes, diff_bytes, ledger_entries,
@@ -14,6 +15,8 @@ The plan's file, beside its overview:
     [env]                  pass: names of variables the plan's agents and checks get
     [app]                  start, url, ready, ready_seconds: the app the designer and qa use
     [deliver]              pr (true: pull requests), per (task or run), remote
+    [setup]                copy (files from your checkout into each workspace), run (a command
+                           run there before the agent), timeout_seconds
 
 Every flag of `taskhand run` that is a setting has a variable: TASKHAND_ and the flag's name
 (`--max-attempts` -> TASKHAND_MAX_ATTEMPTS). A task's frontmatter overrides them all.
@@ -35,6 +38,7 @@ from taskhand.config.model import (
     Delivery,
     PromptCaps,
     RunConfig,
+    Setup,
     Summary,
 )
 from taskhand.config.values import (
@@ -64,6 +68,7 @@ __all__ = [
     "PromptCaps",
     "RunConfig",
     "SettingsError",
+    "Setup",
     "Summary",
     "build",
     "lens_problem",
@@ -118,6 +123,8 @@ def build(
         routes={role: dict(spec) for role, spec in roles.items()},
         app=AppConfig(**data.get("app", {})),
         deliver=Delivery(values["deliver"], deliver.get("remote", "origin")),
+        snapshot=values["snapshot"],
+        setup=Setup(**data.get("setup", {})),
     )
 
 

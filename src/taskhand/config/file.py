@@ -21,11 +21,13 @@ from taskhand.config.values import (
 from taskhand.unit import Role
 
 FILE = "taskhand.toml"
-SECTIONS = ("run", "roles", "review", "prompts", "env", "app", "deliver")
+SECTIONS = ("run", "roles", "review", "prompts", "env", "app", "deliver", "setup")
 # Keys above the first section: the plan's lifecycle.
 TOP = {"pipeline": PIPELINES, "autonomy": AUTONOMY, "prototype_rounds": None}
 APP_KEYS = {"start": str, "url": str, "ready": str, "ready_seconds": (int, float)}
 DELIVER_KEYS = {"pr": bool, "remote": str, "per": str}
+RUN_KEYS = {"agent": str, "model": str, "snapshot": bool}
+SETUP_KEYS = {"copy": list, "run": str, "timeout_seconds": (int, float)}
 VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -48,8 +50,9 @@ def read_file(plan_root: Path) -> dict[str, Any]:
             what = f"unknown section [{key}]" if isinstance(value, dict) else f"unknown {key!r}"
             _bad(path, key, None, what, f"use {known}")
     for key, value in data.get("run", {}).items():
-        if key not in ("agent", "model") or not isinstance(value, str):
-            _bad(path, "run", key, f"[run] {key}", "[run] takes agent and model strings")
+        if key not in RUN_KEYS or not isinstance(value, RUN_KEYS[key]):
+            fix = "[run] takes agent and model strings, and snapshot = true or false"
+            _bad(path, "run", key, f"[run] {key} = {value!r}", fix)
     roles = [str(r) for r in Role]
     for role, spec in data.get("roles", {}).items():
         section = f"roles.{role}"
@@ -66,6 +69,7 @@ def read_file(plan_root: Path) -> dict[str, Any]:
     _check_table(path, "deliver", data.get("deliver", {}), DELIVER_KEYS)
     if data.get("deliver", {}).get("per", "task") not in ("task", "run"):
         _bad(path, "deliver", "per", "[deliver] per", 'one PR per "task" or per "run"')
+    _check_setup(path, data.get("setup", {}))
     return data
 
 
@@ -127,6 +131,39 @@ def _check_env(path: Path, table: dict[str, Any]) -> None:
                 )
         if len(set(value)) != len(value):
             _bad(path, "env", key, "[env] pass names a variable twice", "list each once")
+
+
+def _check_setup(path: Path, table: dict[str, Any]) -> None:
+    _check_table(path, "setup", table, SETUP_KEYS)
+    if table.get("timeout_seconds", 1) < 1:
+        what = f"[setup] timeout_seconds = {table['timeout_seconds']!r}"
+        _bad(path, "setup", "timeout_seconds", what, EXPECTED["seconds"])
+    copies = table.get("copy", [])
+    for entry in copies:
+        problem = copy_problem(entry)
+        if problem:
+            _bad(path, "setup", "copy", f"[setup] copy names {entry!r}, {problem}", COPY_FIX)
+    if len(set(copies)) != len(copies):
+        _bad(path, "setup", "copy", "[setup] copy names a file twice", "list each once")
+
+
+COPY_FIX = 'a path relative to the repository\'s top folder, e.g. ".env" or "config/local.json"'
+
+
+def copy_problem(entry: object) -> str:
+    """Why `entry` of `[setup] copy` is not a plain path inside the repository, or ""."""
+    if not isinstance(entry, str) or not entry.strip():
+        return "which is not a path"
+    parts = entry.split("/")
+    if entry.startswith(("/", "~")):
+        return "which is not a relative path"
+    if ".." in parts:
+        return "which leaves its folder through '..'"
+    if any(p.lower() == ".git" for p in parts):
+        return "which is inside .git"
+    if "" in parts or "." in parts or "\\" in entry or "\0" in entry:
+        return "which is not written plainly (no '.', '//', trailing '/' or backslash)"
+    return ""
 
 
 def _bad(path: Path, section: str, key: str | None, what: str, fix: str) -> None:

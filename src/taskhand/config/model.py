@@ -53,6 +53,21 @@ class AppConfig:
 
 
 @dataclass
+class Setup:
+    """What each attempt's workspace gets before its first agent (`[setup]`): files `copy`d
+    from the user's checkout (never part of a candidate), then `run` in the agents' sandbox
+    within `timeout_seconds`; both see $TASKHAND_PORT, the workspace's own free port."""
+
+    copy: list[str] = field(default_factory=list)  # paths relative to the repository's top
+    run: str = ""
+    timeout_seconds: float = 600.0
+
+    @property
+    def declared(self) -> bool:
+        return bool(self.copy or self.run)
+
+
+@dataclass
 class Delivery:
     """How finished work leaves the run (`[deliver]`, `--deliver`): `per` task or run as pull
     requests pushed to `remote`, or "off" (the run branch is the result)."""
@@ -98,6 +113,9 @@ class RunConfig:
     routes: dict[str, dict[str, str]] = field(default_factory=dict)
     app: AppConfig = field(default_factory=AppConfig)
     deliver: Delivery = field(default_factory=Delivery)
+    # Tasks start from a commit of the checkout's uncommitted content (`--snapshot`), not HEAD.
+    snapshot: bool = False
+    setup: Setup = field(default_factory=Setup)
 
     @property
     def evaluator_agent(self) -> str:

@@ -52,6 +52,7 @@ class Flags:
     autonomy: str | None = None
     prototype_rounds: int | None = None
     deliver: str | None = None
+    snapshot: bool | str | None = None
 
 
 # Each setting of Flags: its kind (how it is read and checked) and its flag.
@@ -76,6 +77,7 @@ SETTINGS = {
     "autonomy": ("autonomy", "--autonomy"),
     "prototype_rounds": ("count", "--prototype-rounds"),
     "deliver": ("deliver", "--deliver"),
+    "snapshot": ("switch", "--snapshot"),
 }
 CHOICES = {"sandbox": SANDBOXES, "pipeline": PIPELINES, "autonomy": AUTONOMY, "deliver": DELIVERY}
 EXPECTED = {
@@ -83,6 +85,7 @@ EXPECTED = {
     "seconds": "a number of seconds >= 1",
     "dollars": "a number >= 0",
     "lenses": f"distinct names from {', '.join(LENSES)}",
+    "switch": "true or false (1 or 0)",
     **{kind: ", ".join(values) for kind, values in CHOICES.items()},
 }
 
@@ -132,6 +135,8 @@ def read(kind: str, raw: object) -> tuple[Any, str]:
         return str(raw), ""
     if kind == "path":
         return str(Path(str(raw)).resolve()), ""
+    if kind == "switch":
+        return _switch(raw)
     if kind in CHOICES:
         return raw, "" if raw in CHOICES[kind] else f"is not a {kind} taskhand knows"
     if kind == "lenses":
@@ -144,6 +149,17 @@ def read(kind: str, raw: object) -> tuple[Any, str]:
         return None, "is not a whole number" if kind == "count" else "is not a number"
     least = 0 if kind == "dollars" else 1
     return number, "" if number >= least else f"is below {least}"
+
+
+_SWITCH_WORDS = {"1": True, "true": True, "yes": True, "on": True}
+_SWITCH_WORDS |= {"0": False, "false": False, "no": False, "off": False}
+
+
+def _switch(raw: object) -> tuple[Any, str]:
+    if isinstance(raw, bool):
+        return raw, ""
+    word = _SWITCH_WORDS.get(str(raw).strip().lower())
+    return (word, "") if word is not None else (None, "is not true or false")
 
 
 def _number(raw: object, whole: bool) -> float | int | None:
