@@ -6,6 +6,7 @@ and what a signal that stops the loop leaves in that record.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ from taskhand.state.records import Run, RunStatus
 from taskhand.state.status import StatusBook
 from taskhand.state.store import Store
 from taskhand.unit import Sandbox
-from taskhand.workspace import git, refs
+from taskhand.workspace import git, refs, snapshot_base
 
 
 class RunError(UserError):
@@ -74,6 +75,7 @@ def start(
     if not git.has_commits(root):
         raise RunError(f"the repository {root} has no commits yet (fix: make a first commit)")
     base = git.resolve(root, config.base_ref)
+    _refuse_snapshot_with(config)
     state = StateDir.for_repo(root)
     done = None if new else _completed(plan, state)
     if done is not None:  # nothing to do, and nothing to pay for: say so, change nothing
@@ -100,8 +102,11 @@ def start(
             run = current.run = previous
             store.set_run_status(run.id, RunStatus.RUNNING)
             listener(store.event(run.id, EventKind.RUN_RESUMED, plan=str(plan.root)))
+            config = _as_recorded(root, run, config, listener, store)
         else:
             _settle_dead(store, plan.root)
+            if config.snapshot:  # before anything of the run is made: a refusal leaves nothing
+                base = snapshot_base.take(root, state.root / "snapshots")
             if new:  # from scratch: every task's lifecycle starts over, but a person's drafts
                 store.forget_lives(str(plan.root.resolve()))
             run = store.create_run(
@@ -112,6 +117,8 @@ def start(
             store.set_run_branch(run.id, f"taskhand/run-{run.id}")
             run = store.get_run(run.id) or run
             refs.create_branch(root, run.run_branch, base)
+            if config.snapshot:
+                snapshot_base.keep(root, run.id, base)
             started = store.event(
                 run.id,
                 EventKind.RUN_STARTED,
@@ -119,12 +126,46 @@ def start(
                 base=base,
                 branch=run.run_branch,
                 agent=config.agent,
+                snapshot=snapshot_base.ref_of(run.id) if config.snapshot else "",
             )
             listener(started)
         if warning:
             listener(store.event(run.id, EventKind.WARNING, message=warning))
         runner = Runner(store, state, run, agent, config, _heeding(listener), box, pipeline)
         return runner.execute()
+
+
+def _refuse_snapshot_with(config: RunConfig) -> None:
+    """--snapshot takes the checkout as it is: no other base, and nothing pushed anywhere."""
+    if not config.snapshot:
+        return
+    if config.base_ref != "HEAD":
+        raise RunError(
+            f"--snapshot starts from your checkout as it is, so it cannot start from "
+            f"{config.base_ref!r} (fix: drop --base, or --no-snapshot)"
+        )
+    if config.deliver.on:
+        raise RunError(
+            "--snapshot cannot go with delivery: a pull request would carry your uncommitted "
+            "files to the remote (fix: commit them and run without --snapshot, or --deliver off)"
+        )
+
+
+def _as_recorded(
+    root: Path, run: Run, config: RunConfig, listener: Listener, store: Store
+) -> RunConfig:
+    """A continued run keeps the base it started from: a snapshot run its snapshot (kept
+    again if a kill came before its ref was made), any other run its commit."""
+    recorded = RunConfig.from_json(run.config).snapshot
+    if recorded:
+        snapshot_base.keep(root, run.id, run.base_sha)
+    elif config.snapshot:
+        message = (
+            f"run {run.id} goes on from its base commit {run.base_sha[:12]}; --snapshot "
+            "applies to a new run (fix: taskhand run PLAN --new --snapshot)"
+        )
+        listener(store.event(run.id, EventKind.WARNING, message=message))
+    return dataclasses.replace(config, snapshot=recorded)
 
 
 def _completed(plan: Plan, state: StateDir) -> Run | None:
@@ -163,6 +204,8 @@ def resume(
         _settle_dead(store, plan_root, run.id)
         store.set_run_status(run.id, RunStatus.RUNNING)
         listener(store.event(run.id, EventKind.RUN_RESUMED, plan=run.plan_path))
+        if config.snapshot:  # a run killed before it kept its snapshot keeps it now
+            snapshot_base.keep(root, run.id, run.base_sha)
         if warning:
             listener(store.event(run.id, EventKind.WARNING, message=warning))
         runner = Runner(store, state, run, agent, config, _heeding(listener), box, pipeline)

@@ -90,11 +90,12 @@ class Runner:
         # warning for those.
         inside = tuple(f"{folder}/" for folder in self.h.plan_folder_in_repo())
         dirty = [p for p in git.dirty_paths(self.h.repo) if not inside or not p.startswith(inside)]
-        if dirty:
+        if dirty and not self.config.snapshot:  # a snapshot run's base holds them
             self.h.emit(
                 EventKind.WARNING,
                 message=f"{len(dirty)} uncommitted or untracked paths in your "
-                "checkout are not visible to tasks; they start from the run's base commit",
+                "checkout are not visible to tasks; they start from the run's base commit "
+                "(fix: run with --snapshot to start them from your checkout as it is)",
             )
         self.h.step("TaskTrack STEP: Recovery")
         resumed = self.recover()

@@ -77,6 +77,7 @@ class RunStarted:
     base: str
     branch: str
     agent: str
+    snapshot: str = ""  # the ref keeping the base, when it is a snapshot of the checkout
 
 
 @dataclass(frozen=True)

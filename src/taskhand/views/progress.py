@@ -168,7 +168,14 @@ def _gate(p: GateChecked, e: Event) -> str:
 # the log keeps but a person watching need not read. Every kind is listed, so a new one is a
 # decision here, not an accident.
 LINES: dict[EventKind, Callable[[Any, Event], str | None] | None] = {
-    EventKind.RUN_STARTED: lambda p, e: f"run {e.run_id} started",
+    EventKind.RUN_STARTED: lambda p, e: (
+        f"run {e.run_id} started"
+        + (
+            f" from a snapshot of your checkout ({p.base[:12]}, kept as {p.snapshot})"
+            if p.snapshot
+            else ""
+        )
+    ),
     EventKind.RUN_RESUMED: lambda p, e: f"run {e.run_id} resumed",
     EventKind.RUN_FINISHED: None,  # the last step says how, and the CLI sums it up
     EventKind.RUN_INTERRUPTED: None,  # the CLI says how to resume it

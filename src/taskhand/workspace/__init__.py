@@ -125,12 +125,13 @@ def _own_index(repo: Path, path: Path, index: Path) -> tuple[str, ...]:
     return (
         f"--git-dir={git.common_dir(repo)}",
         f"--work-tree={path.resolve()}",
-        *_no_filters(repo),
+        *no_filters(repo),
     )
 
 
-def _no_filters(repo: Path) -> list[str]:
-    # Asked again only when a configuration file changed (by its stat identity).
+def no_filters(repo: Path) -> list[str]:
+    """git options switching off every content filter `repo`'s configuration names.
+    Asked again only when a configuration file changed (by its stat identity)."""
     return list(_filters_off(repo, git.config_identity(repo)))
 
 
