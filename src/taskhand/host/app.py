@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import threading
 import time
@@ -22,6 +21,7 @@ from taskhand.config import AppConfig
 from taskhand.errors import UserError
 from taskhand.host import interrupts
 from taskhand.host.interrupts import group_alive, signal_group
+from taskhand.host.ports import free_port
 from taskhand.host.process import Capture
 from taskhand.host.sandbox import NONE, confine
 from taskhand.text import shorten
@@ -91,14 +91,6 @@ def running(
         finally:
             server.stop()
         return
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 nobody listens on now (someone may take it before the app)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def with_port(text: str, port: int) -> str:
