@@ -203,6 +203,8 @@ class Unit:
     sandbox: Sandbox = field(default_factory=lambda: Sandbox())  # confines its processes
     browser: Browser | None = None  # a designer's or qa's headless browser, when it has one
     round: int = 1  # the role's unit on this task in this run, from 1 (a killed one is redone)
+    # Variables of the attempt's workspace ($TASKHAND_PORT) for every process of the unit.
+    env: dict[str, str] = field(default_factory=dict)
     # Told each transcript message as it happens, so the run can show a working unit's
     # transcript; a plain callback: the backend knows nothing of what it does with them.
     on_message: Callable[[dict[str, object]], None] | None = field(

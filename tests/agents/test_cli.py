@@ -548,6 +548,15 @@ def test_secrets_stay_out_but_the_presets_keys_go_in(tmp_path: Path) -> None:
     assert '"OPENAI_API_KEY": "[redacted]"' in outcome.failure  # it went in, and is scrubbed
 
 
+def test_the_workspaces_port_reaches_the_program(tmp_path: Path) -> None:
+    body = "print(os.environ.get('TASKHAND_PORT'), file=sys.stderr)\nsys.exit(1)"
+    program(tmp_path, "port-agent", body)
+    work = unit(tmp_path / "w")
+    work.env = {"TASKHAND_PORT": "45678"}
+    outcome = CliAgent("custom", command="port-agent", env=base_env(tmp_path)).run(work)
+    assert "45678" in outcome.failure
+
+
 # ---- presets through stand-ins: the flags each role gets, and the nudge
 
 

@@ -111,12 +111,13 @@ class ReplayAgent:
         return cls(tasks, env=child_env(passed=passed), roles=roles)
 
     def run(self, unit: Unit) -> Outcome:
+        env = {**self.env, **unit.env}
         own = self.roles.get(unit.task_id, {}).get(str(unit.role))
         if own or unit.role not in (Role.IMPLEMENTER, Role.EVALUATOR):
             entry = own[min(unit.round, len(own)) - 1] if own else _default(unit)
             if unit.role.judges:
-                return _review(entry, unit, self.env)
-            return _perform_entry(entry, unit, self.env)
+                return _review(entry, unit, env)
+            return _perform_entry(entry, unit, env)
         attempts = self.script.get(unit.task_id)
         if not attempts:
             return Outcome(Case.ERROR, failure=f"the replay script has no entry for {unit.task_id}")
@@ -124,9 +125,9 @@ class ReplayAgent:
         # pipeline, the attempt); a reviewer reads the entry of the attempt it judges.
         if unit.role.judges:
             entry = attempts[min(unit.attempt, len(attempts)) - 1]
-            return _review(_review_for(entry, unit.lens), unit, self.env)
+            return _review(_review_for(entry, unit.lens), unit, env)
         entry = attempts[min(unit.round, len(attempts)) - 1]
-        return _perform_entry(entry, unit, self.env)
+        return _perform_entry(entry, unit, env)
 
 
 def _perform_entry(entry: dict[str, Any], unit: Unit, env: dict[str, str]) -> Outcome:

@@ -5,7 +5,7 @@ Each part becomes a result with a reason; a failed gate's reasons go to the next
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,10 +34,12 @@ def run_gates(
     forbidden: list[str],
     sandbox: Sandbox | None = None,
     passed: Sequence[str] = (),
+    extra: Mapping[str, str] | None = None,
 ) -> list[GateResult]:
     """Every gate, in order, even after one fails: the next attempt wants all the reasons.
-    Checks get the allow-list's environment and the plan's `passed` names, never our keys;
-    without a `sandbox`, they run unconfined (host.sandbox.NONE)."""
+    Checks get the allow-list's environment, the plan's `passed` names and `extra` (the
+    workspace's $TASKHAND_PORT), never our keys; without a `sandbox`, they run unconfined
+    (host.sandbox.NONE)."""
     # Loaded when gates run: `validate` reaches this package for `runnable` alone.
     from taskhand.gates import scope
     from taskhand.gates.checks import run_check
@@ -50,7 +52,8 @@ def run_gates(
     results = []
     for check in task.checks:
         # The checks run the agent's code (its tests, its build): confined like the agent.
-        done = run_check(check, worktree, child_env(passed=passed), sandbox=sandbox)
+        env = {**child_env(passed=passed), **(extra or {})}
+        done = run_check(check, worktree, env, sandbox=sandbox)
         detail = done.reason()
         if not done.ok and done.output.strip():
             detail += "\n" + _tail(done.output)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from taskhand.gates import GateResult, run_gates
+from taskhand.host import ports
 from taskhand.pipeline.harness import Harness, case_json, workspace_relative
 from taskhand.pipeline.work import Ended, Work
 from taskhand.state.events import EventKind
@@ -32,6 +33,7 @@ def gate(h: Harness, work: Work) -> Ended | None:
         h.plan_folder_in_repo(),
         h.sandbox,
         h.config.env_pass,
+        ports.env_of(work.attempt.worktree),
     )
     results = [replace(g, detail=shown(g.detail), output=shown(g.output)) for g in found]
     for g in results:

@@ -16,6 +16,7 @@ from typing import Any
 from taskhand import prompts
 from taskhand.agents.executor import Executor
 from taskhand.config import RunConfig
+from taskhand.host import ports
 from taskhand.host.secrets import Redactor
 from taskhand.pipeline.guard import Guard
 from taskhand.pipeline.track import Tracker
@@ -30,7 +31,7 @@ from taskhand.state.records import Attempt, AttemptStatus, Run
 from taskhand.state.status import StatusBook
 from taskhand.state.store import Store
 from taskhand.unit import Browser, Outcome, Role, Sandbox, Unit, Verdict
-from taskhand.workspace import git, refs
+from taskhand.workspace import git, refs, setup_files
 from taskhand.workspace.backstop import Print
 
 Listener = Callable[[Event], None]
@@ -61,9 +62,10 @@ class Harness:
         self.repo = Path(run.repo)
         self.plan_path = Path(run.plan_path)
         self.started = time.monotonic()
-        # Secrets (values of secret-named variables, and anything shaped like a token, a key
-        # or a password in a URL) never reach a prompt, a transcript or an event.
-        self.redact = Redactor()
+        # Secrets (values of secret-named variables and settings in the files `[setup] copy`
+        # names, and anything shaped like a token, a key or a password in a URL) never reach
+        # a prompt, a transcript or an event.
+        self.redact = Redactor(extra=setup_files.secrets_in(self.repo, config.setup.copy))
         # Agents read the repository's objects through their workspace's alternates.
         self.sandbox = sandbox.with_readable([git.common_dir(self.repo)])
         self.violated = ""  # why an agent's reach past its workspace stopped the run
@@ -112,6 +114,7 @@ class Harness:
             role, task.id, number, prompt, worktree, timeout, model, lens, self.sandbox, browser
         )
         unit.round = 1 + len(done)
+        unit.env = ports.env_of(attempt.worktree)
         unit.on_message = transcript.add
         try:
             outcome = self.executor.run(agent, unit)

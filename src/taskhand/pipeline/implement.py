@@ -59,7 +59,8 @@ def implement(h: Harness, work: Work) -> Ended | None:
         failure = outcome.failure or "the agent did not finish"
         return h.retry(attempt, task, FAILED, failure, Entry(LedgerOutcome.UNIT_FAILED, failure))
     try:
-        candidate = workspace.collect(h.repo, work.ws, work.base, f"{task.id}: {task.title}")
+        message, copied = f"{task.id}: {task.title}", h.config.setup.copy
+        candidate = workspace.collect(h.repo, work.ws, work.base, message, keep_out=copied)
     except workspace.WorkspaceError as exc:
         failure = str(exc)
         return h.retry(attempt, task, FAILED, failure, Entry(LedgerOutcome.UNIT_FAILED, failure))

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from taskhand import prompts
-from taskhand.host import app
+from taskhand.host import app, ports
 from taskhand.host.allowlist import child_env
 from taskhand.pipeline.harness import Harness
 from taskhand.pipeline.work import Ended, Work
@@ -27,9 +27,12 @@ REMARKS_SHOWN = 5  # a person's newest remarks on the task, word for word
 
 
 @contextmanager
-def browsing(h: Harness, folder: Path, shots: Path | None) -> Iterator[Browser | None]:
+def browsing(
+    h: Harness, folder: Path, shots: Path | None, port: dict[str, str] | None = None
+) -> Iterator[Browser | None]:
     """A browser for a unit working in `folder` when `shots` is given: the project's app
-    started there by the runner (never by an agent), the screenshots saved into `shots`."""
+    started there by the runner (never by an agent), the screenshots saved into `shots`;
+    `port` is the attempt's $TASKHAND_PORT, which the app sees beside its own $PORT."""
     if shots is None:
         yield None
         return
@@ -37,7 +40,7 @@ def browsing(h: Harness, folder: Path, shots: Path | None) -> Iterator[Browser |
     if not h.config.app.declared:
         yield Browser("", shots)
         return
-    env = child_env(passed=h.config.env_pass)
+    env = {**child_env(passed=h.config.env_pass), **(port or {})}
     with app.running(h.config.app, folder, env, sandbox=h.sandbox) as url:
         yield Browser(url, shots)
 
@@ -97,7 +100,8 @@ def in_copy(
     copy_path, index = h.review_copy(str(role))
     try:
         with disposable_copy(h.repo, sha, copy_path, index, work.ws.path) as copy:
-            with browsing(h, copy.path, shots) as browser:  # the app stops before the checks
+            port = ports.env_of(attempt.worktree)
+            with browsing(h, copy.path, shots, port) as browser:  # stops before the checks
                 shown = prompt(brief(h, work, browser=browser))
                 before = h.guard.before()
                 outcome = h.unit(role, task, attempt, copy.path, h.redact(shown), browser=browser)

@@ -12,8 +12,10 @@ from typing import Any
 
 from taskhand import workspace
 from taskhand.gates import GateResult
+from taskhand.host import ports
 from taskhand.pipeline import lifecycle, stages
 from taskhand.pipeline.harness import Harness, case_json
+from taskhand.pipeline.setup import set_up
 from taskhand.pipeline.work import Ended, Stage, Work
 from taskhand.plan.model import Plan, Status, Task
 from taskhand.plan.templates import slug
@@ -53,7 +55,7 @@ def attempt(
     first = stages.entry(pipeline, lifecycle.ENTRY.get(h.track.life(plan, task).status, ()))
     with _workspace_at(h, task, opened, start or base) as ws:
         work = Work(plan, book, task, opened, ws, shown)
-        return _through(h, pipeline, work, first)
+        return set_up(h, work) or _through(h, pipeline, work, first)
 
 
 def _through(h: Harness, pipeline: Sequence[Stage], work: Work, first: int) -> Ended:
@@ -98,7 +100,7 @@ def _resume(
     candidate = paused.candidate_sha or ""
     with _workspace_at(h, task, paused, candidate) as ws:
         work = Work(plan, book, task, paused, ws, None, outcome, candidate, results)
-        return _through(h, pipeline, work, stages.index_of(pipeline, stage))
+        return set_up(h, work) or _through(h, pipeline, work, stages.index_of(pipeline, stage))
 
 
 def _after_landing(
@@ -115,14 +117,17 @@ def _after_landing(
 
 @contextmanager
 def _workspace_at(h: Harness, task: Task, opened: Attempt, sha: str) -> Iterator[Workspace]:
-    """The attempt's workspace at `sha` while the block runs, then gone with its index."""
+    """The attempt's workspace at `sha` while the block runs, with a port of its own
+    ($TASKHAND_PORT); then gone with its index, the port given back."""
     path = Path(opened.worktree)
     index = h.state.index(h.run.id, f"{task.id}-attempt-{opened.number}")
+    ports.claim(opened.worktree)
     try:
         yield workspace.prepare(h.repo, path, index, sha, task_branch(task))
     finally:
         workspace.remove(path)
         index.unlink(missing_ok=True)
+        ports.release(opened.worktree)
 
 
 def _paused(earlier: list[Attempt], base: str) -> Attempt | None:

@@ -23,7 +23,9 @@ from taskhand.plan.problems import Collector, Problem
 if TYPE_CHECKING:  # validate loads no config: only a run's check needs it
     from taskhand.config import RunConfig
 
-RULES = frozenset({"program", "shell-syntax", "scope-path", "agent", "settings", "template"})
+RULES = frozenset(
+    {"program", "shell-syntax", "scope-path", "agent", "settings", "template", "setup"}
+)
 # The plan's settings file, as config.FILE names it (a test holds the two equal): a plan without
 # one is checked without loading config and the run's vocabulary (a tenth of validate's start).
 SETTINGS_FILE = "taskhand.toml"
@@ -58,14 +60,14 @@ def check(plan: Plan) -> list[Problem]:
     """Every preflight problem of `plan`, whose files have been read."""
     problems: list[Problem] = []
     repo = Repo(plan.root)
-    _check_agents(plan, problems)
+    _check_agents(plan, repo, problems)
     _check_paths(plan, repo, problems)
     check_commands(plan, repo, problems)
     _check_template(plan, problems)
     return problems
 
 
-def _check_agents(plan: Plan, problems: list[Problem]) -> None:
+def _check_agents(plan: Plan, repo: Repo, problems: list[Problem]) -> None:
     valid = ", ".join(AGENTS)
     for task in plan.tasks:
         if task.agent and task.agent not in AGENTS:
@@ -98,6 +100,23 @@ def _check_agents(plan: Plan, problems: list[Problem]) -> None:
                 f"use one of {valid}",
                 "agent",
             )
+    _check_copies(path, data.get("setup", {}).get("copy", []), repo, out)
+
+
+def _check_copies(path: Path, copies: list[str], repo: Repo, out: Collector) -> None:
+    """Each file `[setup] copy` names must be a regular file of the checkout, reached
+    through no link: a workspace gets its bytes, never a place it points to."""
+    if not copies or repo.root is None:
+        return
+    from taskhand import config
+    from taskhand.workspace.setup_files import source_problem
+
+    for entry in copies:
+        problem = source_problem(repo.root, entry)
+        if problem:
+            what, line = f"[setup] copy: {entry} {problem}", config.line_of(path, "setup", "copy")
+            fix = "make it a regular file inside the repository, or take it out of [setup] copy"
+            out.error(line, what, fix, "setup")
 
 
 def _check_paths(plan: Plan, repo: Repo, problems: list[Problem]) -> None:

@@ -27,6 +27,7 @@ class LedgerOutcome(StrEnum):
     REVIEW_FAILED = "review_failed"  # no reviewer could judge the candidate
     CAPPED = "capped"  # the task's budget ran out
     VIOLATION = "violation"  # an agent reached past its workspace
+    SETUP_FAILED = "setup_failed"  # `[setup]` could not prepare the workspace
 
 
 @dataclass(frozen=True)

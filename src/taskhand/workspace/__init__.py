@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,16 +63,21 @@ def prepare(repo: Path, path: Path, index: Path, sha: str, branch: str | None) -
     return Workspace(path, index, (info.st_dev, info.st_ino))
 
 
-def collect(repo: Path, ws: Workspace, base: str, message: str) -> str | None:
+def collect(
+    repo: Path, ws: Workspace, base: str, message: str, keep_out: Sequence[str] = ()
+) -> str | None:
     """Every file of the workspace as one commit on top of `base`, written into the user's
     repository; None when nothing changed. Commits the agent made itself are not read: the
-    result's only parent is `base`."""
+    result's only parent is `base`. The paths `keep_out` names (files `[setup] copy` put
+    there) stay as `base` has them, whatever the workspace holds."""
     check_intact(ws)
     own = _own_index(repo, ws.path, ws.index)
     env = _index_env(ws.index)
     git.run(repo, *own, "add", "-A", env=env)
-    tree = git.decode(git.run(repo, *own, "write-tree", env=env).stdout).strip()
     full_base = git.resolve(repo, base)
+    if keep_out:
+        _as_in_base(repo, own, env, full_base, keep_out)
+    tree = git.decode(git.run(repo, *own, "write-tree", env=env).stdout).strip()
     # One diff against the base says both whether anything changed and what was taken.
     diff = ["diff-tree", "-r", "-z", "--no-renames", full_base, tree]
     changes = git.fields(git.run(repo, *diff).stdout)
@@ -79,6 +85,18 @@ def collect(repo: Path, ws: Workspace, base: str, message: str) -> str | None:
         return None
     _refuse_nested_repositories(changes)
     return git.commit_tree(repo, tree, full_base, message)
+
+
+def _as_in_base(
+    repo: Path, own: tuple[str, ...], env: dict[str, str], base: str, paths: Sequence[str]
+) -> None:
+    """Put `paths` in the harness's index back as `base` has them, or out of it."""
+    listed = ["ls-tree", "-r", "-z", "--full-tree", base, "--", *paths]
+    entries = git.run(repo, *listed, env={"GIT_LITERAL_PATHSPECS": "1"}).stdout
+    names = b"".join(os.fsencode(p) + b"\0" for p in paths)
+    git.run(repo, *own, "update-index", "-z", "--force-remove", "--stdin", stdin=names, env=env)
+    if entries:
+        git.run(repo, *own, "update-index", "-z", "--index-info", stdin=entries, env=env)
 
 
 def _refuse_nested_repositories(changes: list[str]) -> None:

@@ -109,7 +109,7 @@ class _Session:
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self.client.root,
-                env=self.agent.env,
+                env={**self.agent.env, **self.unit.env},
                 start_new_session=True,
                 limit=LINE_LIMIT,
             )

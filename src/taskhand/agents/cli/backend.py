@@ -143,7 +143,7 @@ class CliAgent:
         if context.browser and unit.browser:  # where the browser's server saves its pictures
             writable.append(unit.browser.shots)
         confined = Call(confine(sandbox, call.argv, writable, unit.worktree), call.stdin, call.env)
-        env = {**self.env, **call.env}
+        env = {**self.env, **unit.env, **call.env}
         run = execute(confined, context.unit.worktree, env, deadline, self.output_limit)
         unit.record(
             transcript, {"role": "agent", "argv": _shown(call, prompt), "exit_code": run.code}

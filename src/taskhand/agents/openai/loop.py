@@ -208,7 +208,7 @@ class _Session:
                 context = tools.ToolContext(
                     worktree=self.unit.worktree,
                     timeout_seconds=max(0.1, min(tools.ToolContext.timeout_seconds, self.left())),
-                    env=self.agent.tool_env,
+                    env={**self.agent.tool_env, **self.unit.env},
                     writable=self.writable,
                     sandbox=self.unit.sandbox,
                     browser=self.browser,
