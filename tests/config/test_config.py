@@ -139,7 +139,7 @@ def test_setup_is_read_from_the_file(tmp_path: Path) -> None:
     ("text", "where", "message"),
     [
         ("[run\n", "taskhand.toml: ", "(fix: correct the TOML)"),
-        ("[jobs]\nn = 2\n", "taskhand.toml:1: ", "unknown section [jobs]"),
+        ("[workers]\nn = 2\n", "taskhand.toml:1: ", "unknown section [workers]"),
         ("[run]\nagents = 'x'\n", "taskhand.toml:2: ", "[run] agents"),
         ("[roles.evaluator]\nagent = 3\n", "taskhand.toml:1: ", "[roles.evaluator]"),
         ("[review]\nlenses = ['style']\n", "taskhand.toml:2: ", "[review] lenses"),

@@ -66,6 +66,8 @@ WATCHED: list[tuple[EventKind, str | None, dict[str, Any], str | None]] = [
      "base": "main"}, "  T-1: pull request https://x/pull/3"),
     (EventKind.DELIVERED, None, {"url": "https://x/pull/4", "branch": "taskhand/run-1",
      "base": "main"}, "  the run: pull request https://x/pull/4"),
+    (EventKind.REPLAYED, "T-1", {"attempt": 1, "onto": "0123456789abcdef", "sha": "f" * 40},
+     "  T-1: replayed onto 0123456789ab (another task landed), checks again"),
     (EventKind.RUN_INTERRUPTED, None, {"signal": "SIGINT"}, None),
     (EventKind.RUN_FINISHED, None, {"status": "completed", "message": "all done"}, None),
 ]  # fmt: skip

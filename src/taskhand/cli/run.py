@@ -166,6 +166,11 @@ _CAPS = _DEFAULTS.caps
 )
 @click.option("--prototype-rounds", type=int, help="Designer rounds per ui task (default: 3).")
 @click.option(
+    "--jobs",
+    type=int,
+    help="Tasks at once, each in its own workspace (default: jobs in taskhand.toml, else 1).",
+)
+@click.option(
     "--deliver",
     metavar="[off|task|run]",
     help="Open pull requests: one per task, one per run, or none (default: [deliver], else off).",

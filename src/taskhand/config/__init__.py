@@ -5,7 +5,8 @@ CLI, a board or a remote head call `build` alike.
 The plan's file, beside its overview:
 
     pipeline = "full"      default (implement, review) or full (spec to judge); autonomy,
-    autonomy = "gated"     gated or full; prototype_rounds, a ui task's designer rounds
+    autonomy = "gated"     gated or full; prototype_rounds, a ui task's designer rounds;
+    jobs = 4               tasks at once (a TaskTrack plan: only with --jobs or TASKHAND_JOBS)
     [run]                  agent, model; snapshot = true: tasks start from a commit of the
                            checkout's uncommitted content (--snapshot)
     [roles.<role>]         agent, model of one role (evaluator, writer, planner, qa, judge, ...)
@@ -90,7 +91,7 @@ def build(
     deliver = data.get("deliver", {})
     # [run] agent and model, [review] lenses and bounces, the lifecycle's keys; an empty
     # string is no value.
-    top = {k: data[k] for k in ("pipeline", "autonomy", "prototype_rounds") if k in data}
+    top = {k: data[k] for k in ("pipeline", "autonomy", "prototype_rounds", "jobs") if k in data}
     from_file = {k: v for k, v in {**run_table, **data.get("review", {}), **top}.items() if v != ""}
     if "pr" in deliver:
         from_file["deliver"] = deliver.get("per", "task") if deliver["pr"] else "off"
@@ -105,6 +106,8 @@ def build(
             values["evaluator"] = reviewer.get("agent") or values["agent"]
         if "evaluator_model" not in above:
             values["evaluator_model"] = reviewer.get("model")
+    if values["jobs"] > 1 and "jobs" not in above and _tasktrack(plan_root):
+        _parallel_tasktrack(plan_root, values["jobs"])
     caps = Caps(**{f.name: values[f.name] for f in fields(Caps)})
     return RunConfig(
         agent=values["agent"],
@@ -119,12 +122,35 @@ def build(
         sandbox=values["sandbox"],
         env_pass=list(data.get("env", {}).get("pass", [])),
         pipeline=values["pipeline"],
+        jobs=values["jobs"],
         autonomy=values["autonomy"],
         routes={role: dict(spec) for role, spec in roles.items()},
         app=AppConfig(**data.get("app", {})),
         deliver=Delivery(values["deliver"], deliver.get("remote", "origin")),
         snapshot=values["snapshot"],
         setup=Setup(**data.get("setup", {})),
+    )
+
+
+def _tasktrack(plan_root: Path) -> bool:
+    from taskhand.plan.formats import detect
+    from taskhand.plan.model import Dialect
+
+    names = [p.name for p in plan_root.iterdir()] if plan_root.is_dir() else []
+    return detect(names) is Dialect.TASKTRACK
+
+
+def _parallel_tasktrack(plan_root: Path, jobs: int) -> None:
+    """The TaskTrack spec runs one task at a time: more only when the person running it says
+    so at the command line, not a file that anyone (another executor) may read."""
+    path = plan_root / FILE
+    line = line_of(path, "", "jobs")
+    raise SettingsError(
+        f"jobs = {jobs} would run several tasks of a TaskTrack plan at once, beyond what its "
+        "spec allows",
+        where=f"{path}:{line}" if line else str(path),
+        fix=f"give --jobs {jobs} (or {variable('jobs')}) to run them at once anyway, "
+        "or take jobs out of the file",
     )
 
 

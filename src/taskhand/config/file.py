@@ -23,7 +23,7 @@ from taskhand.unit import Role
 FILE = "taskhand.toml"
 SECTIONS = ("run", "roles", "review", "prompts", "env", "app", "deliver", "setup")
 # Keys above the first section: the plan's lifecycle.
-TOP = {"pipeline": PIPELINES, "autonomy": AUTONOMY, "prototype_rounds": None}
+TOP = {"pipeline": PIPELINES, "autonomy": AUTONOMY, "prototype_rounds": None, "jobs": None}
 APP_KEYS = {"start": str, "url": str, "ready": str, "ready_seconds": (int, float)}
 DELIVER_KEYS = {"pr": bool, "remote": str, "per": str}
 RUN_KEYS = {"agent": str, "model": str, "snapshot": bool}

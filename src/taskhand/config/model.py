@@ -108,6 +108,7 @@ class RunConfig:
     # Names of variables the plan gives its agents and checks (`[env] pass`); names, never values.
     env_pass: list[str] = field(default_factory=list)
     pipeline: str = "default"  # default or full: the stages a task goes through
+    jobs: int = 1  # tasks at once, each in its own workspace
     autonomy: str = "gated"  # gated: a person approves plans and prototypes; full: they pass
     # Each role's agent and model where the plan routes it (`[roles.planner] agent = ...`).
     routes: dict[str, dict[str, str]] = field(default_factory=dict)

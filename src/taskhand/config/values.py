@@ -53,6 +53,7 @@ class Flags:
     prototype_rounds: int | None = None
     deliver: str | None = None
     snapshot: bool | str | None = None
+    jobs: int | None = None
 
 
 # Each setting of Flags: its kind (how it is read and checked) and its flag.
@@ -78,6 +79,7 @@ SETTINGS = {
     "prototype_rounds": ("count", "--prototype-rounds"),
     "deliver": ("deliver", "--deliver"),
     "snapshot": ("switch", "--snapshot"),
+    "jobs": ("count", "--jobs"),
 }
 CHOICES = {"sandbox": SANDBOXES, "pipeline": PIPELINES, "autonomy": AUTONOMY, "deliver": DELIVERY}
 EXPECTED = {

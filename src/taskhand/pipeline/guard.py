@@ -10,6 +10,7 @@ on a commit it did not integrate.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,19 @@ Emit = Callable[..., None]
 class Guard:
     """Checks for one run; `emit(kind, task_id, **data)` records what it finds."""
 
-    def __init__(self, store: Store, run: Run, plan: Path, confined: bool, emit: Emit) -> None:
+    def __init__(
+        self,
+        store: Store,
+        run: Run,
+        plan: Path,
+        confined: bool,
+        emit: Emit,
+        landing: AbstractContextManager[object] | None = None,
+    ) -> None:
         self.store = store
+        # Held while the run branch is read and put back: another job's candidate may be
+        # landing (pipeline/integrate.py holds it too), and is no one's move to undo.
+        self.landing = landing or nullcontext()
         self.run = run
         self.repo = Path(run.repo)
         self.plan = plan
@@ -72,6 +84,10 @@ class Guard:
 
     def check_refs(self, task_id: str | None = None) -> list[str]:
         """Put back every branch of the run that is not where the store says; what was wrong."""
+        with self.landing:
+            return self._check_refs(task_id)
+
+    def _check_refs(self, task_id: str | None) -> list[str]:
         found = []
         attempts = self.store.attempts(self.run.id)
         expected, allowed = self.head(attempts)

@@ -7,7 +7,9 @@ nothing but `(harness, work)` and knows nothing of the loop or of the other stag
 
 from __future__ import annotations
 
+import copy
 import re
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -69,8 +71,12 @@ class Harness:
         # Agents read the repository's objects through their workspace's alternates.
         self.sandbox = sandbox.with_readable([git.common_dir(self.repo)])
         self.violated = ""  # why an agent's reach past its workspace stopped the run
-        self.guard = Guard(store, run, self.plan_path, sandbox.active, self.emit)
         self.copies: set[str] = set()  # the disposable copies this run used, by name
+        # Candidates land one at a time, whichever job's they are (pipeline/integrate.py);
+        # the guard reads the run branch under it too.
+        self.landing = threading.RLock()
+        self.guard = Guard(store, run, self.plan_path, sandbox.active, self.emit, self.landing)
+        self.slot = ""  # which job this harness serves ("" for the run's own); copies per job
         self.track = Tracker(store, str(self.plan_path.resolve()), config.pipeline, self.emit)
 
     # -- agent units ----------------------------------------------------------------------
@@ -302,12 +308,29 @@ class Harness:
 
     # -- places and events ----------------------------------------------------------------
 
+    def fork(self, store: Store, slot: int) -> Harness:
+        """A harness for job `slot` of a run of several: its own connection to the store,
+        its own disposable copies; the run, the caps, the landing queue and the listener
+        shared."""
+        forked = copy.copy(self)
+        forked.store, forked.slot, forked.violated = store, f"-{slot}", ""
+        confined = self.sandbox.active
+        forked.guard = Guard(store, self.run, self.plan_path, confined, forked.emit, self.landing)
+        forked.track = Tracker(
+            store, str(self.plan_path.resolve()), self.config.pipeline, forked.emit
+        )
+        return forked
+
     def review_copy(self, lens: str) -> tuple[Path, Path]:
         """Where the reviewers through `lens` (or a read-only role of the lifecycle) work, one
-        after another, for the whole run, and the harness's index of that folder."""
-        self.copies.add(lens)
-        folder = self.state.run_dir(self.run.id) / "worktrees" / f"review-{lens}"
-        return folder, self.state.index(self.run.id, f"review-{lens}")
+        after another, for the whole run (one copy per job), and the harness's index of it."""
+        name = f"review-{lens}{self.slot}"
+        self.copies.add(name)
+        return self.copy_place(name)
+
+    def copy_place(self, name: str) -> tuple[Path, Path]:
+        folder = self.state.run_dir(self.run.id) / "worktrees" / name
+        return folder, self.state.index(self.run.id, name)
 
     def plan_folder_in_repo(self) -> list[str]:
         try:
@@ -343,7 +366,7 @@ def workspace_relative(text: str, worktree: Path) -> str:
     reviewer's note must not show an agent where the harness keeps its worktrees."""
     for folder in {worktree.parent.parent.resolve(), worktree.parent.parent.absolute()}:
         own = re.escape(f"{folder}/{worktree.parent.name}/{worktree.name}")
-        copies = re.escape(f"{folder}/review-") + "[a-z]+"
+        copies = re.escape(f"{folder}/review-") + "[a-z]+(?:-[0-9]+)?"
         for place in (own, copies):
             text = re.sub(place + "/", "", text)
             text = re.sub(place + r"(?![\w-])", ".", text)

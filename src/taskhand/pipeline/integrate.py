@@ -1,27 +1,47 @@
 """The integrate stage: an accepted candidate lands on the run branch; the task is done once
 the stages after it (deliver) pass it on.
 
-The run branch is checked first: one an agent moved is put back, and this candidate is not
-built on.
+Candidates land one at a time (several jobs share one queue). The run branch is checked
+first: one an agent moved is put back, and this candidate is not built on. When another
+task landed since this candidate's base, its change is replayed onto the new head and the
+gate runs again on the new tree before it lands; a conflict or a failing gate sends the task
+to a new attempt from the new head, saying what conflicted.
 """
 
 from __future__ import annotations
 
-from taskhand.pipeline.gate import gates
+from dataclasses import replace
+
+from taskhand import workspace
+from taskhand.pipeline.gate import gate, gates
 from taskhand.pipeline.harness import Harness, case_json
+from taskhand.pipeline.setup import set_up
 from taskhand.pipeline.work import Ended, Work
 from taskhand.state.events import EventKind
 from taskhand.state.ledger import Entry, LedgerOutcome
 from taskhand.state.records import AttemptStatus
-from taskhand.workspace import diffs, refs
+from taskhand.workspace import diffs, refs, replay
+
+SHOWN_CONFLICTS = 20  # paths named in a conflict's reason; the rest are counted
 
 
 def integrate(h: Harness, work: Work) -> Ended | None:
+    with h.landing:
+        return _land(h, work)
+
+
+def _land(h: Harness, work: Work) -> Ended | None:
     task, attempt = work.task, work.attempt
     assert work.outcome is not None
     broken = h.guard.check_refs(task.id)
     if broken:  # the run branch is back where it belongs; this candidate is not built on
         return h.violation(attempt, task, broken)
+    head = refs.branch_sha(h.repo, h.run.run_branch) or work.base
+    if head != work.base:
+        stopped = _onto(h, work, head)
+        if stopped is not None:
+            return stopped
+        attempt = work.attempt
     summary = work.summary or diffs.summary(h.repo, work.base, work.candidate)
     resolution = work.outcome.resolution or f"{task.title}: done"
     case = case_json(work.outcome)
@@ -33,3 +53,32 @@ def integrate(h: Harness, work: Work) -> Ended | None:
     h.emit(EventKind.INTEGRATED, task.id, sha=work.candidate)
     work.landed = resolution  # done, unless a stage after this one (deliver) says otherwise
     return None
+
+
+def _onto(h: Harness, work: Work, head: str) -> Ended | None:
+    """Replay the candidate onto `head` and gate it there; the attempt's end when it cannot
+    land, else None with the work moved onto `head`."""
+    task, attempt = work.task, work.attempt
+    assert work.outcome is not None
+    replayed = replay.onto(h.repo, work.candidate, head)
+    if replayed.sha is None:
+        shown = ", ".join(replayed.conflicts[:SHOWN_CONFLICTS])
+        more = len(replayed.conflicts) - SHOWN_CONFLICTS
+        paths = shown + (f" and {more} more" if more > 0 else "")
+        reason = (
+            f"its change conflicts with work that landed meanwhile, in {paths}; the next "
+            "attempt starts from the run branch as it is now"
+        )
+        summary = work.summary or diffs.summary(h.repo, work.base, work.candidate)
+        entry = Entry(LedgerOutcome.CONFLICT, reason, summary, case_json(work.outcome))
+        return h.retry(attempt, task, AttemptStatus.FAILED, reason, entry)
+    h.emit(EventKind.REPLAYED, task.id, attempt=attempt.number, onto=head, sha=replayed.sha)
+    # The task branch follows its candidate; then the store says where both are now.
+    if refs.branch_sha(h.repo, attempt.branch) == work.candidate:
+        refs.move_branch(h.repo, attempt.branch, replayed.sha, work.candidate)
+    h.store.rebase_attempt(attempt.id, head, replayed.sha)
+    work.attempt = replace(attempt, base_sha=head, candidate_sha=replayed.sha)
+    work.candidate, work.summary = replayed.sha, ""
+    workspace.prepare(h.repo, work.ws.path, work.ws.index, replayed.sha, None)
+    # The checks again, on the tree that would land, in a workspace set up as before.
+    return set_up(h, work) or gate(h, work)

@@ -60,6 +60,32 @@ def eligible(plan: Plan, statuses: Statuses | None = None) -> list[str]:
     return sorted(ready, key=id_key)
 
 
+def longest_first(plan: Plan, statuses: Statuses, frontier: list[str]) -> list[str]:
+    """`frontier` ordered by the longest chain of unfinished tasks that waits on each (its
+    remaining critical path, counted in tasks), longest first; ties: lowest id. Several jobs
+    start the task the plan's end depends on most."""
+    waiting: dict[str, list[str]] = {}
+    for task in plan.tasks:
+        if statuses.get(task.id, task.status) is not Status.DONE:
+            for dependency in task.dependencies:
+                waiting.setdefault(dependency, []).append(task.id)
+    length: dict[str, int] = {}
+
+    def chain(task_id: str) -> int:  # iterative, so a 50,000-task chain needs no deep stack
+        stack = [task_id]
+        while stack:
+            top = stack[-1]
+            later = [t for t in waiting.get(top, []) if t not in length]
+            if later:
+                stack.extend(later)
+                continue
+            stack.pop()
+            length[top] = 1 + max((length[t] for t in waiting.get(top, [])), default=0)
+        return length[task_id]
+
+    return sorted(frontier, key=lambda t: (-chain(t), id_key(t)))
+
+
 def exit_condition(plan: Plan, statuses: Statuses | None = None) -> Exit | None:
     """Why a run must stop now, or None while some task is eligible."""
     status = statuses if statuses is not None else plan.statuses()

@@ -156,10 +156,14 @@ def _check_busy(plan: Plan, problems: list[Problem]) -> None:
     in_overview = [i for i, s in plan.overview_statuses.items() if s is Status.BUSY]
     ids = sorted(in_files if len(in_files) >= len(in_overview) else in_overview, key=id_key)
     if len(ids) > 1:
-        Collector(problems, plan.overview_path or plan.root).error(
+        # The spec has one task in progress at a time; a run of several jobs (taskhand run
+        # --jobs N, asked for at the command line) has more, and resumes them all.
+        Collector(problems, plan.overview_path or plan.root).warn(
             None,
-            f"{len(ids)} tasks are BUSY ({', '.join(ids)}); at most one may be",
-            "set every task not really in progress back to OPEN, in both files",
+            f"{len(ids)} tasks are BUSY ({', '.join(ids)}); the TaskTrack spec has one at a "
+            "time (taskhand run --jobs N runs several)",
+            "let that run finish or resume it (taskhand resume); if none runs, set every task "
+            "not really in progress back to OPEN, in both files",
             "busy",
         )
 

@@ -26,6 +26,7 @@ from taskhand.plan import schedule
 from taskhand.plan.model import Plan, Status, Task
 from taskhand.plan.schedule import Exit
 from taskhand.run import attempt as attempts
+from taskhand.run import jobs
 from taskhand.run import lifecycle as lives
 from taskhand.run.preflight import load
 from taskhand.state import lock
@@ -99,31 +100,22 @@ class Runner:
             )
         self.h.step("TaskTrack STEP: Recovery")
         resumed = self.recover()
+        if self.config.jobs > 1:
+            return jobs.execute(self, resumed)
         while True:
             cap = self.h.run_cap()
             if cap:
                 return self.stop(RunStatus.CAPPED, cap)
-            if resumed is not None:
+            if resumed:  # a run of several jobs may have left several in progress
                 plan = self.load_plan()
                 book = StatusBook(plan, self.store, self.run.id)
-                task, resumed = plan.task(resumed), None
+                task = plan.task(resumed.pop(0))
             else:
-                self.h.step("TaskTrack STEP: Screen")
-                # Under the plan files' lock: a person's move never lands between the screen
-                # that found a task workable and the select that marks it BUSY.
-                with lock.files(self.h.plan_path):
-                    plan = self.load_plan()
-                    lives.adopt_hand_answers(self.h, plan)
-                    book = StatusBook(plan, self.store, self.run.id)
-                    statuses = lives.screened(self.h.track, plan, book.statuses())
-                    frontier = schedule.eligible(plan, statuses)
-                    task = plan.task(frontier[0]) if frontier else None
-                    if task is not None:
-                        book.select(task.id)
-                if task is None:
+                plan, book, statuses, picked = self.select(1)
+                if not picked:
                     reason = schedule.exit_condition(plan, statuses) or Exit.NO_ELIGIBLE
                     return self.finish(reason)
-                self.h.step(f"TaskTrack STEP: Select Task {task.id}")
+                task = plan.task(picked[0])
             assert task is not None
             status = self.process(plan, book, task)
             if not isinstance(status, Status):  # capped mid-task: stop, resumably
@@ -133,6 +125,28 @@ class Runner:
             self.h.note_progress(plan)
             if self.h.violated:
                 return self.stop(RunStatus.STOPPED, self.h.violated)
+
+    def select(self, count: int) -> tuple[Plan, StatusBook, dict[str, Status], list[str]]:
+        """Screen the plan and select up to `count` eligible tasks (marked BUSY): one run
+        takes the first of the frontier; several jobs the longest remaining paths first."""
+        self.h.step("TaskTrack STEP: Screen")
+        # Under the plan files' lock: a person's move never lands between the screen that
+        # found a task workable and the select that marks it BUSY.
+        with lock.files(self.h.plan_path):
+            plan = self.load_plan()
+            lives.adopt_hand_answers(self.h, plan)
+            book = StatusBook(plan, self.store, self.run.id)
+            statuses = lives.screened(self.h.track, plan, book.statuses())
+            frontier = schedule.eligible(plan, statuses)
+            if count > 1:
+                frontier = schedule.longest_first(plan, statuses, frontier)
+            picked = frontier[:count]
+            for task_id in picked:
+                book.select(task_id)
+                statuses[task_id] = Status.BUSY
+        for task_id in picked:
+            self.h.step(f"TaskTrack STEP: Select Task {task_id}")
+        return plan, book, statuses, picked
 
     def load_plan(self) -> Plan:
         """The plan as its files say now: a person may sharpen a task between passes.
@@ -158,8 +172,8 @@ class Runner:
             self.h.run = self.store.get_run(self.run.id) or self.run
             self.h.guard.run = self.h.run
 
-    def recover(self) -> str | None:
-        """Step 0: settle what a killed run left behind; the BUSY task to resume, if any."""
+    def recover(self) -> list[str]:
+        """Step 0: settle what a killed run left behind; the BUSY tasks to resume."""
         plan = self.load_plan()
         book = StatusBook(plan, self.store, self.run.id)
         for attempt in self.store.open_attempts(self.run.id):
@@ -184,7 +198,7 @@ class Runner:
                 self.h.step("TaskTrack STEP: Complete")
                 busy.remove(task_id)
         self.h.note_progress(plan)  # a conclusion a kill left unnoted
-        return busy[0] if busy else None
+        return busy
 
     def settle_integrated(self, plan: Plan, book: StatusBook, task_id: str) -> Status | None:
         """Conclude a task whose accepted candidate was integrated before the run died."""
@@ -218,33 +232,36 @@ class Runner:
         self.h.step(f"TaskTrack FINISHED: Task {task_id}")
         return Status.DONE
 
-    def process(self, plan: Plan, book: StatusBook, task: Task) -> Status | str:
+    def process(
+        self, plan: Plan, book: StatusBook, task: Task, h: Harness | None = None
+    ) -> Status | str:
         """The task processing run: claim, execute attempts, conclude; or why a cap stopped
-        it before its end."""
-        self.h.step("TaskTrack STEP: Claim")
+        it before its end. `h`: the harness of the job it runs in (several jobs)."""
+        h = h or self.h
+        h.step("TaskTrack STEP: Claim")
         book.claim(task.id)
-        self.h.step("TaskTrack STEP: Execute")
+        h.step("TaskTrack STEP: Execute")
         while True:
-            result = lives.left_waiting(self.h, plan, task)  # a kill came at a person's gate
+            result = lives.left_waiting(h, plan, task)  # a kill came at a person's gate
             if result is not None:
                 break
-            reason = self.attempts_cap(task) or self.h.task_cap(task.id)
+            reason = self.attempts_cap(task, h.store) or h.task_cap(task.id)
             if reason:
                 result = Ended(Status.FAIL, reason)
                 break
-            capped = self.h.run_cap()
+            capped = h.run_cap()
             if capped:
                 return capped
-            result = attempts.attempt(self.h, self.stages_of(task), plan, book, task)
+            result = attempts.attempt(h, self.stages_of(task), plan, book, task)
             if result.run_capped:
-                return result.text or self.h.run_cap() or "a run cap was reached"
+                return result.text or h.run_cap() or "a run cap was reached"
             if result.status is not None:
                 break
-        status, text = lives.concluded(self.h, plan, task, result)
-        self.h.step("TaskTrack STEP: Conclude")
-        book.conclude(task.id, status, self.h.redact(text))
-        self.h.emit(EventKind.TASK_CONCLUDED, task.id, status=str(status), text=text)
-        self.h.step(f"TaskTrack FINISHED: Task {task.id}")
+        status, text = lives.concluded(h, plan, task, result)
+        h.step("TaskTrack STEP: Conclude")
+        book.conclude(task.id, status, h.redact(text))
+        h.emit(EventKind.TASK_CONCLUDED, task.id, status=str(status), text=text)
+        h.step(f"TaskTrack FINISHED: Task {task.id}")
         return status
 
     def stages_of(self, task: Task) -> tuple[Stage, ...]:
@@ -252,10 +269,10 @@ class Runner:
             return self.pipeline
         return PIPELINES[pipeline_of(task, self.config.pipeline)]
 
-    def attempts_cap(self, task: Task) -> str:
+    def attempts_cap(self, task: Task, store: Store | None = None) -> str:
         """Why the task may not have another attempt: too many failed, or rejected, or "".
         Counted since the task was last reopened: a reopened task has its attempts again."""
-        attempts = self.store.counted_attempts(self.run.id, task.id)
+        attempts = (store or self.store).counted_attempts(self.run.id, task.id)
         failed = [a for a in attempts if a.status == AttemptStatus.FAILED]
         rejected = [a for a in attempts if a.status == AttemptStatus.REJECTED]
         # An attempt that ended the task (a run killed before concluding it is resumed here).
@@ -283,8 +300,9 @@ class Runner:
         return self.stop(RUN_STATUS[reason], reason.message)
 
     def stop(self, status: RunStatus, message: str) -> Summary:
-        for lens in {*self.config.lenses, *self.h.copies}:  # they served the whole run
-            review_copy.release(*self.h.review_copy(lens))
+        used = {*(f"review-{lens}" for lens in self.config.lenses), *self.h.copies}
+        for name in sorted(used):  # they served the whole run
+            review_copy.release(*self.h.copy_place(name))
         self.store.set_run_status(self.run.id, status, message)
         self.h.emit(EventKind.RUN_FINISHED, status=status, message=message)
         run_dir = self.state.run_dir(self.run.id)

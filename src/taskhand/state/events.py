@@ -48,6 +48,7 @@ class EventKind(StrEnum):
     TASK_MOVED = "task_moved"  # a task's lifecycle status changed, by the harness or a person
     QUESTION_ASKED = "question_asked"  # the interview: a question with lettered options
     DELIVERED = "delivered"  # a pull request is open for a task (or for the run)
+    REPLAYED = "replayed"  # a candidate replayed onto a run branch that moved since its base
 
 
 @dataclass(frozen=True)
@@ -210,6 +211,13 @@ class TaskMoved:
 
 
 @dataclass(frozen=True)
+class Replayed:
+    attempt: int
+    onto: str  # the run branch's head it was replayed onto
+    sha: str  # the new candidate
+
+
+@dataclass(frozen=True)
 class QuestionAsked:
     number: int
     text: str
@@ -249,6 +257,7 @@ Payload = (
     | TaskMoved
     | QuestionAsked
     | Delivered
+    | Replayed
 )
 
 P = TypeVar("P", bound=Payload)
@@ -283,6 +292,7 @@ PAYLOADS: dict[EventKind, type[Payload]] = {
     EventKind.TASK_MOVED: TaskMoved,
     EventKind.QUESTION_ASKED: QuestionAsked,
     EventKind.DELIVERED: Delivered,
+    EventKind.REPLAYED: Replayed,
 }
 
 

@@ -21,6 +21,7 @@ class LedgerOutcome(StrEnum):
     ACCEPTED = "accepted"
     REJECTED = "rejected"  # by a reviewer
     CHECKS_FAILED = "checks_failed"
+    CONFLICT = "conflict"  # its change conflicts with another task's that landed meanwhile
     NO_CHANGES = "no_changes"
     UNIT_FAILED = "unit_failed"  # the agent's unit broke or did not finish
     GAVE_UP = "gave_up"

@@ -228,6 +228,11 @@ class Store(LifecycleRows, DeliveryRows):
         sql = "UPDATE attempts SET candidate_sha = ? WHERE id = ?"
         self._update(sql, (sha, attempt_id), f"no attempt {attempt_id}")
 
+    def rebase_attempt(self, attempt_id: int, base: str, candidate: str) -> None:
+        """The attempt's candidate replayed onto a newer base (the run branch moved on)."""
+        sql = "UPDATE attempts SET base_sha = ?, candidate_sha = ? WHERE id = ?"
+        self._update(sql, (base, candidate, attempt_id), f"no attempt {attempt_id}")
+
     def reopen_attempt(self, attempt_id: int) -> None:
         """A paused attempt goes on (running again, no end)."""
         self._update(

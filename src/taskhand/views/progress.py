@@ -202,6 +202,9 @@ LINES: dict[EventKind, Callable[[Any, Event], str | None] | None] = {
         f"({EventKind.REVIEWER_WRITE_VIOLATION}); its verdict does not count"
     ),
     EventKind.INTEGRATED: lambda p, e: f"  {e.task_id}: integrated as {p.sha[:12]}",
+    EventKind.REPLAYED: lambda p, e: (
+        f"  {e.task_id}: replayed onto {p.onto[:12]} (another task landed), checks again"
+    ),
     EventKind.TASK_CONCLUDED: None,  # the steps around it say so
     EventKind.TASK_REOPENED: None,
     EventKind.TASK_ANSWERED: None,

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from taskhand.plan.formats import files
 from taskhand.workspace.snapshot import differences, tree_digests
 
 # Object files are written by the harness itself (each candidate's blobs); what an agent could
@@ -25,6 +26,7 @@ class Print:
 
     repository: dict[str, str]
     plan: dict[str, str]
+    plan_root: Path | None = None
 
 
 def take(common_dir: Path, plan: Path, own_refs: set[str]) -> Print:
@@ -40,11 +42,21 @@ def take(common_dir: Path, plan: Path, own_refs: set[str]) -> Print:
     # Folders come and go with the refs the harness adds (refs/heads/taskhand/...): only
     # files and links count.
     repository = {k: v for k, v in repository.items() if v != "dir"}
-    return Print(repository, tree_digests(plan, content=False, with_git=True))
+    return Print(repository, tree_digests(plan, content=False, with_git=True), plan)
 
 
 def changes(before: Print, after: Print) -> list[str]:
-    """What changed between two prints, one line each: the repository first, then the plan."""
+    """What changed between two prints, one line each: the repository first, then the plan,
+    but for a plan file as this process last wrote it (another job's status, meanwhile)."""
     found = [f".git/{line}" for line in differences(before.repository, after.repository)]
-    found += [f"the plan folder: {line}" for line in differences(before.plan, after.plan)]
+    root = after.plan_root
+    ours = {
+        name
+        for name in before.plan.keys() | after.plan.keys()
+        if root is not None and before.plan.get(name) != after.plan.get(name)
+        and files.written_by_us(root / name, after.plan.get(name))
+    }  # fmt: skip
+    plan_before = {k: v for k, v in before.plan.items() if k not in ours}
+    plan_after = {k: v for k, v in after.plan.items() if k not in ours}
+    found += [f"the plan folder: {line}" for line in differences(plan_before, plan_after)]
     return found

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import stat
 from collections.abc import Callable
 from pathlib import Path
+
+from taskhand.plan.formats import files
 
 # git's helpers are called through the module, so a wrapper on git.run (the benchmark's
 # counter of git processes) sees these calls too.
@@ -76,13 +77,11 @@ def tree_digests(
                     folders.append(entry.path)
                 else:
                     info = entry.stat()
-                    mode = stat.S_IMODE(info.st_mode)
-                    identity = (
-                        _file_digest(Path(entry.path))
-                        if content
-                        else f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"
-                    )
-                    digests[name] = f"{identity} {mode:o}"
+                    if content:
+                        digest = _file_digest(Path(entry.path))
+                        digests[name] = f"{digest} {info.st_mode & 0o7777:o}"
+                    else:
+                        digests[name] = files.identity(info)
             except OSError:
                 digests[name] = "unreadable"
     return digests

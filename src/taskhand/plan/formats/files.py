@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -104,6 +105,8 @@ def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
     import tempfile  # here, not above: reading a plan (what most commands do) never writes
 
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with _written_lock:
+        _temporaries.add(os.path.abspath(tmp))
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
@@ -113,6 +116,34 @@ def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
             mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
         os.chmod(tmp, mode)
         os.replace(tmp, path)
+        _remember(path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+# What this process wrote with write_atomic, and the identity each write left. A guard that
+# watches the plan folder while agents work (in a run of several jobs, other tasks' statuses
+# are written meanwhile) tells the harness's own writes from anyone else's by it.
+_written: dict[str, str] = {}
+_temporaries: set[str] = set()  # the temporary files of those writes, seen for an instant
+_written_lock = threading.Lock()
+
+
+def identity(info: os.stat_result) -> str:
+    """A file's stat identity and mode, as the guard's prints record it."""
+    mode = stat.S_IMODE(info.st_mode)
+    return f"{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns} {mode:o}"
+
+
+def _remember(path: Path) -> None:
+    with _written_lock:
+        _written[os.path.abspath(path)] = identity(os.stat(path))
+
+
+def written_by_us(path: Path, seen: str | None) -> bool:
+    """Whether `seen` (an identity; None: gone) is what this process's last write of `path`
+    left, or `path` is the temporary file of one of its writes."""
+    key = os.path.abspath(path)
+    with _written_lock:
+        return key in _temporaries or (seen is not None and _written.get(key) == seen)
