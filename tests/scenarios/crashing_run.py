@@ -4,7 +4,7 @@ For tests/scenarios/test_resume.py: a real process dies, with no chance to clean
 where the test says. State goes to $TASKHAND_HOME.
 
     python tests/scenarios/crashing_run.py start|resume PLAN REPO SCRIPT \
-        [--kill SPEC] [--heard FILE] [--deliver task|run] [--settings]
+        [--kill SPEC] [--heard FILE] [--deliver task|run] [--settings] [--jobs N]
 
 SPEC picks the point; the process kills itself right after it:
 
@@ -17,6 +17,7 @@ SPEC picks the point; the process kills itself right after it:
 Without --kill, or when the run ends before the point, it prints the run's summary as JSON.
 --heard appends each event the listener hears to FILE (id and kind), before any kill.
 --settings starts the run with the plan's own taskhand.toml (its pipeline, autonomy, ...).
+--jobs N runs N tasks at once.
 """
 
 from __future__ import annotations
@@ -125,6 +126,7 @@ def main() -> int:
     parser.add_argument("--heard", type=Path)
     parser.add_argument("--deliver", help="off, task or run: pull requests")
     parser.add_argument("--settings", action="store_true")
+    parser.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args()
     if args.kill and args.kill.startswith("call:"):
         kill_after_call(args.kill)
@@ -135,6 +137,7 @@ def main() -> int:
                 agent="replay",
                 script=str(args.script),
                 deliver=runconfig.Delivery(args.deliver or "off"),
+                jobs=args.jobs,
             )
             if args.settings:
                 flags = Flags(agent="replay", script=args.script, deliver=args.deliver)

@@ -629,13 +629,14 @@ def with_sleeps(script: Path, rng: random.Random) -> None:
     script.write_text(text, encoding="utf-8")
 
 
-def cli_round(c: Campaign, delay: float | None) -> bool:
-    """`taskhand run` (or `resume`) killed with its process group after `delay` seconds."""
+def cli_round(c: Campaign, delay: float | None, flags: tuple[str, ...] = ()) -> bool:
+    """`taskhand run` (or `resume`) killed with its process group after `delay` seconds;
+    `flags`: more of run's options."""
     after = c.last_event()
     if after and c.rounds % 2:
         args = ["resume", "--repo", str(c.repo)]
     else:
-        args = ["run", str(c.plan), "--script", str(c.script), "--repo", str(c.repo)]
+        args = ["run", str(c.plan), "--script", str(c.script), "--repo", str(c.repo), *flags]
     c.rounds += 1
     log = c.logs / f"round-{c.rounds}.log"
     began = time.monotonic()

@@ -1,0 +1,138 @@
+"""Crash safety with several jobs (`--jobs 4`): a runner killed with SIGKILL inside
+integration (a candidate replayed onto a moved run branch, recorded, landed) or at random
+moments resumes to a run where every task is done once, nothing is integrated twice, no
+workspace or branch is left, and the user's checkout is byte-identical."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from taskhand import demo
+from taskhand.plan.model import Status
+from taskhand.state.paths import StateDir
+from taskhand.state.store import Store
+from taskhand.workspace import worktrees
+from taskhand.workspace.snapshot import snapshot
+from tests.plans import md_task
+from tests.runs import make_repo
+from tests.scenarios.test_resume import (
+    MAX_ROUNDS,
+    Campaign,
+    _git,
+    cli_round,
+    expected_files,
+    toml_script,
+    tree_files,
+    with_sleeps,
+)
+
+
+def verify_parallel(c: Campaign) -> None:
+    """What a completed run of several jobs, killed often, must have: each task integrated
+    once, one commit per task on one line of history (in the order they landed, each the
+    passing attempt's candidate as replayed), the script's files, nothing left behind, and
+    the user's checkout as it was. Attempts may fail beyond the script's where a candidate
+    conflicted with one that landed first."""
+    where = c.where()
+    ids = [task_id for task_id, _ in c.tasks]
+    state = StateDir.for_repo(c.repo)
+    with Store.open(state.database) as store:
+        [run] = store.runs()
+        states = store.task_states(run.id)
+        attempts = store.attempts(run.id)
+        events = store.events(run.id)
+    assert run.status == "completed", f"{where}: the run is {run.status}: {run.reason}"
+    assert {t: s.status for t, s in states.items()} == dict.fromkeys(ids, Status.DONE), where
+    integrated = Counter(e.task_id for e in events if e.kind == "integrated")
+    assert integrated == Counter(ids), f"{where}: 'integrated' events per task: {integrated}"
+    passed = {a.task_id: a for a in attempts if a.status == "passed"}
+    assert Counter(a.task_id for a in attempts if a.status == "passed") == Counter(ids), where
+    assert {a.status for a in attempts} <= {"passed", "failed", "rejected", "interrupted"}
+    interrupted = {a.id for a in attempts if a.status == "interrupted"}
+    assert interrupted == c.interrupted, f"{where}: {sorted(interrupted)} {sorted(c.interrupted)}"
+    base, branch = run.base_sha, run.run_branch
+    log = _git(c.repo, "log", "--reverse", "--format=%H %P%x09%s", f"{base}..{branch}")
+    rows = [line.split("\t", 1) for line in log.splitlines()]
+    titles = dict(c.tasks)
+    assert sorted(subject for _, subject in rows) == sorted(f"{t}: {titles[t]}" for t in ids)
+    shas = [shas.split() for shas, _ in rows]
+    parents = [s[1:] for s in shas]
+    assert parents == [[p] for p in [base, *[s[0] for s in shas][:-1]]], f"{where}: {parents}"
+    landed = {subject.split(":")[0]: s[0] for (_, subject), s in zip(rows, shas, strict=True)}
+    assert landed == {t: passed[t].candidate_sha for t in ids}, where
+    files = expected_files(c.repo, base, c.script, ids)
+    assert tree_files(c.repo, branch) == files, f"{where}: the run branch's files"
+    trees = worktrees.listed(c.repo)
+    assert [t.path.resolve() for t in trees] == [c.repo.resolve()], f"{where}: {trees}"
+    leftovers = sorted(state.run_dir(run.id).glob("worktrees/*/attempt-*"))
+    assert leftovers == [], f"{where}: attempt folders left on disk: {leftovers}"
+    assert snapshot(c.repo) == c.before, f"{where}: the checkout changed"
+
+
+class FourJobs(Campaign):
+    flags = ("--jobs", "4")
+
+
+# Kills where several jobs meet: a candidate replayed onto a moved run branch and not yet
+# recorded, recorded and not yet gated, landed and not yet said; and the events around.
+JOBS_POINTS = [
+    "call:taskhand.workspace.replay:onto",
+    "call:taskhand.state.store:Store.rebase_attempt",
+    "event:replayed",
+    "call:taskhand.workspace.refs:move_branch#2",
+    "event:integrated#2",
+    "event:attempt_started#3",
+    "event:step:STEP: Complete",
+]
+
+
+def build_parallel(folder: Path) -> tuple[Path, Path, Path]:
+    """Four tasks that may all run at once, each writing a file of its own (so every one
+    after the first to land is replayed), and a fifth that waits on two of them."""
+    files = {"plan/overview.md": "# Files\n\n## Goal\nWrite files.\n"}
+    tasks: dict[str, list[dict[str, Any]]] = {}
+    for n in range(1, 6):
+        task_id = f"T-00{n}"
+        check = f"- `$ test -f out/f{n}.txt` passes\n"
+        body = f"## Description\nWrite f{n}.\n\n## Acceptance criteria\n{check}"
+        extra = {"depends": "T-001, T-002"} if n == 5 else {}
+        files[f"plan/{task_id}-file.md"] = md_task(task_id, f"File {n}", body, **extra)
+        actions = [{"sleep": 0.2 * n}, {"write": f"out/f{n}.txt", "text": f"{n}\n"}]
+        tasks[task_id] = [{"resolution": f"Wrote f{n}.", "actions": actions}]
+    repo = make_repo(folder / "repo", files)
+    script = folder / "replay.toml"
+    script.write_text(toml_script(tasks), encoding="utf-8")
+    return repo, repo / "plan", script
+
+
+@pytest.mark.parametrize("kill", JOBS_POINTS)
+def test_sigkill_with_four_jobs_inside_integration(
+    tmp_path: Path, home: Path, seed: int, kill: str
+) -> None:
+    repo, plan, script = build_parallel(tmp_path)
+    c = FourJobs(f"four jobs, {kill}", repo, plan, script, seed, tmp_path / "logs")
+    killed = c.round(kill)
+    c.finish()
+    verify_parallel(c)
+    if "replay" in kill or "rebase" in kill:
+        assert killed, f"{c.where()}: no candidate was replayed: the jobs did not overlap"
+
+
+def test_sigkill_at_random_times_cli_with_four_jobs(tmp_path: Path, home: Path, seed: int) -> None:
+    rng = random.Random(seed)
+    repo, plan, script = demo.build(tmp_path / "campaign")
+    with_sleeps(script, rng)
+    c = Campaign("cli campaign, four jobs", repo, plan, script, seed, tmp_path / "logs")
+    window, done = 1.0, c.done()
+    while c.status() != "completed":
+        assert c.rounds < MAX_ROUNDS, f"{c.where()}: no progress"
+        delay = rng.uniform(0.2, window) if len(c.kills) < 10 else None
+        cli_round(c, delay, ("--jobs", "4"))
+        window, done = (1.0, c.done()) if c.done() > done else (window * 1.25, done)
+    verify_parallel(c)
+    assert len(c.kills) >= 5, f"{c.where()}: only {len(c.kills)} kills"
