@@ -1,0 +1,173 @@
+"""Parallel-jobs benchmark: how close `--jobs N` comes to the best a plan's shape allows.
+
+It writes a Markdown plan of ``--tasks`` (default 64) tasks in ``--chains`` (default 8)
+independent chains, each task depending on the one before it in its chain, so the plan's
+width is the number of chains and its critical path the length of a chain (64 / 8 = 8
+tasks). The replay agent's implementer sleeps ``--unit-seconds`` (default 2) in each task,
+then writes the task's own file; the reviewer accepts at once; each task has one acceptance
+command (``test -f``). Then, for each job count (``--jobs``, default 1,2,4,8), it runs the
+plan in-process in a fresh repository and state folder and reports:
+
+* makespan: the run's wall time, from start to its exit;
+* bound: ``max(critical path, total work / jobs)`` in agent seconds, the best any scheduler
+  could do with these units: ``max(chain length x unit, tasks x unit / jobs)``;
+* makespan / bound (target: at most 1.1 at every job count);
+* harness overhead per task: (makespan - bound) / tasks for one job; for several, the same
+  over the tasks each job carried (``(makespan - bound) x jobs / tasks``), which is the
+  harness's own time per task as each job sees it (target: not above the one-job figure);
+* replays: candidates replayed onto a run branch that moved (each re-runs its gate).
+
+Run it with::
+
+    .venv/bin/python bench/parallel.py
+    .venv/bin/python bench/parallel.py --jobs 1,4 --tasks 32 --unit-seconds 1
+    .venv/bin/python bench/parallel.py --json
+    ./dev bench parallel
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from taskhand import config as runconfig
+from taskhand.run import launch
+from taskhand.state.events import Event
+
+TARGET_RATIO = 1.1
+
+
+def task_id(n: int) -> str:
+    return f"T-{n:03d}"
+
+
+def write_plan(folder: Path, tasks: int, chains: int) -> None:
+    folder.mkdir(parents=True)
+    (folder / "overview.md").write_text("# Chains\n\n## Goal\nWrite files in chains.\n")
+    for n in range(1, tasks + 1):
+        before = n - chains  # the task before this one in its chain
+        depends = f"depends: {task_id(before)}\n" if before >= 1 else ""
+        (folder / f"{task_id(n)}-file.md").write_text(
+            f"---\nid: {task_id(n)}\ntitle: File {n}\n{depends}---\n\n## Description\n"
+            f"Write out/{n}.txt.\n\n## Acceptance criteria\n- `$ test -f out/{n}.txt` passes\n"
+        )
+
+
+def write_script(path: Path, tasks: int, unit_seconds: float) -> None:
+    script = {
+        task_id(n): [
+            {
+                "resolution": f"Wrote out/{n}.txt.",
+                "actions": [{"sleep": unit_seconds}, {"write": f"out/{n}.txt", "text": f"{n}\n"}],
+            }
+        ]
+        for n in range(1, tasks + 1)
+    }
+    path.write_text(json.dumps({"tasks": script}))
+
+
+def make_repo(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@localhost",
+           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@localhost"}  # fmt: skip
+    for argv in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "start"]):
+        subprocess.run(["git", "-C", str(folder), *argv], check=True, env=env)
+    return folder
+
+
+@contextmanager
+def taskhand_home(folder: Path) -> Iterator[None]:
+    before = os.environ.get("TASKHAND_HOME")
+    os.environ["TASKHAND_HOME"] = str(folder)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("TASKHAND_HOME", None)
+        else:
+            os.environ["TASKHAND_HOME"] = before
+
+
+def run_once(root: Path, args: argparse.Namespace, jobs: int) -> dict[str, Any]:
+    repo = make_repo(root / "repo")
+    plan = root / "plan"  # outside the repository: its checkout stays clean
+    write_plan(plan, args.tasks, args.chains)
+    script = root / "replay.json"
+    write_script(script, args.tasks, args.unit_seconds)
+    events: list[Event] = []
+    config = runconfig.RunConfig(
+        agent="replay", script=str(script), jobs=jobs, sandbox=args.sandbox
+    )
+    with taskhand_home(root / "home"):
+        began = time.perf_counter()
+        summary = launch.start(plan, config, events.append, repo)
+        makespan = time.perf_counter() - began
+    if summary.status != "completed":
+        raise SystemExit(f"jobs {jobs}: the run ended {summary.status}: {summary.message}")
+    length = -(-args.tasks // args.chains)  # a chain's tasks
+    bound = max(length * args.unit_seconds, args.tasks * args.unit_seconds / jobs)
+    carried = args.tasks / min(jobs, args.chains)
+    return {
+        "jobs": jobs,
+        "makespan_s": round(makespan, 2),
+        "bound_s": round(bound, 2),
+        "ratio": round(makespan / bound, 3),
+        "overhead_per_task_ms": round((makespan - bound) / carried * 1000, 1),
+        "replays": sum(e.kind == "replayed" for e in events),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", type=int, default=64)
+    parser.add_argument("--chains", type=int, default=8, help="the plan's width")
+    parser.add_argument("--unit-seconds", type=float, default=2.0)
+    parser.add_argument("--jobs", default="1,2,4,8", help="job counts, comma-separated")
+    parser.add_argument("--sandbox", default="auto", help="auto, bwrap or none")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    rows = []
+    for jobs in [int(j) for j in args.jobs.split(",")]:
+        with tempfile.TemporaryDirectory(prefix="taskhand-bench-parallel-") as tmp:
+            rows.append(run_once(Path(tmp), args, jobs))
+        if not args.json:
+            print(_line(rows[-1]), flush=True)
+    first = next((r for r in rows if r["jobs"] == 1), None)
+    verdicts = {
+        "ratio": all(r["ratio"] <= TARGET_RATIO for r in rows),
+        "overhead": first is None
+        or all(r["overhead_per_task_ms"] <= first["overhead_per_task_ms"] for r in rows),
+    }
+    if args.json:
+        print(json.dumps({"rows": rows, "target_ratio": TARGET_RATIO, "met": verdicts}, indent=2))
+        return 0
+    width, length = args.chains, -(-args.tasks // args.chains)
+    print(
+        f"plan: {args.tasks} tasks, width {width}, critical path {length} tasks; "
+        f"each implementer unit {args.unit_seconds:g} s"
+    )
+    print(f"makespan / bound at most {TARGET_RATIO}: {'met' if verdicts['ratio'] else 'MISSED'}")
+    print(f"overhead per task not above one job's: {'met' if verdicts['overhead'] else 'MISSED'}")
+    return 0
+
+
+def _line(row: dict[str, Any]) -> str:
+    return (
+        f"jobs {row['jobs']:>2}: makespan {row['makespan_s']:7.2f} s, "
+        f"bound {row['bound_s']:7.2f} s, "
+        f"ratio {row['ratio']:.3f}, overhead {row['overhead_per_task_ms']:7.1f} ms/task, "
+        f"{row['replays']} replays"
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
