@@ -59,13 +59,15 @@ def _unsafe_char(match: re.Match[str]) -> str:
 _JSON_UNSAFE = "[\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 
 
-def dumps(data: Any, indent: int | None = None) -> str:
-    """`data` as JSON for a terminal or a pipe: readable Unicode, every control escaped.
+def dumps(data: Any, indent: int | None = None, compact: bool = False) -> str:
+    """`data` as JSON for a terminal or a pipe: readable Unicode, every control escaped;
+    `compact`: without a space after separators (for a page, not a person).
 
     A lone surrogate is not Unicode and strict parsers refuse it: an undecodable byte of a
     file name becomes the text `\\xNN`, as `printable` shows it.
     """
-    text = json.dumps(data, indent=indent, ensure_ascii=False)
+    separators = (",", ":") if compact else None
+    text = json.dumps(data, indent=indent, ensure_ascii=False, separators=separators)
     # Safe on the whole document: outside strings, JSON is plain ASCII.
     return re.sub(_JSON_UNSAFE, _json_escape, text)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import json
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from functools import partial
@@ -22,14 +23,14 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from taskhand.board import details, diffs, reader, transcripts
+from taskhand.board import changes, details, diffs, reader, transcripts
 from taskhand.errors import UserError
 from taskhand.pipeline.lifecycle import Move
 from taskhand.run import moves
 from taskhand.state.events import Event
+from taskhand.state.paths import StateDir
 from taskhand.text import dumps
 
-POLL_SECONDS = 0.2  # how often the event stream looks for new events
 HEARTBEAT_SECONDS = 15.0  # a comment line, so proxies and browsers keep the stream open
 BODY_BYTES = 64 * 1024  # a move's body is a few words; anything larger is refused
 
@@ -45,10 +46,11 @@ class Board:
 
 def create(board: Board) -> Starlette:
     """The board's application (uvicorn serves it; tests may too)."""
+    plan = changes.Answer(board.plan, _database(board), partial(_read_plan, board))
     routes = [
         Route("/", _page, methods=["GET"]),
         Mount("/static", StaticFiles(packages=[("taskhand.board", "static")]), name="static"),
-        Route("/api/plan", partial(_plan, board), methods=["GET"]),
+        Route("/api/plan", partial(_plan, plan), methods=["GET"]),
         Route("/api/events", partial(_events, board), methods=["GET"]),
         Route("/api/tasks/{task}", partial(_details, board), methods=["GET"]),
         Route("/api/tasks/{task}/pictures/{name}", partial(_picture, board), methods=["GET"]),
@@ -72,12 +74,20 @@ async def _page(request: Request) -> Response:
     return FileResponse(STATIC / "index.html", headers=PAGE_HEADERS)
 
 
-async def _plan(board: Board, request: Request) -> Response:
+async def _plan(plan: changes.Answer, request: Request) -> Response:
     try:
-        data = await run_in_threadpool(reader.plan_data, board.plan, board.repo)
+        body = await run_in_threadpool(plan.body)
     except UserError as exc:  # the plan was edited into something invalid: say so
         return _error(409, exc.what, exc.fix or "fix the plan (taskhand validate says how)")
-    return JSONResponse(json.loads(dumps(data)))
+    return Response(body, media_type="application/json")
+
+
+def _read_plan(board: Board) -> bytes:
+    return dumps(reader.plan_data(board.plan, board.repo), compact=True).encode()
+
+
+def _database(board: Board) -> Path:
+    return StateDir.for_repo(board.repo).database
 
 
 async def _details(board: Board, request: Request) -> Response:
@@ -198,19 +208,29 @@ async def _events(board: Board, request: Request) -> Response:
 
 
 async def _stream(board: Board, request: Request, after: int) -> AsyncIterator[str]:
-    quiet = 0.0
+    """The events are read only when the database's change counter moved; looking at it is
+    cheap, so an event reaches the page within a few milliseconds of its write."""
+    version = changes.Version(_database(board))
+    seen: int | None = None
+    quiet_since = time.monotonic()
     yield "retry: 1000\n\n"
-    while not await request.is_disconnected():
-        found = await run_in_threadpool(events_after, board, after)
-        for event in found:
-            after = event.id
-            # One message type: the kind is in the data, so a page hears every kind alike.
-            yield f"id: {event.id}\ndata: {dumps(event.as_json())}\n\n"
-        quiet = 0.0 if found else quiet + POLL_SECONDS
-        if quiet >= HEARTBEAT_SECONDS:
-            quiet = 0.0
-            yield ": still here\n\n"
-        await asyncio.sleep(POLL_SECONDS)
+    try:
+        while not await request.is_disconnected():
+            now = version.now()  # before the read: a write during it is read at the next look
+            if now is None or now != seen:
+                seen = now
+                found = await run_in_threadpool(events_after, board, after)
+                for event in found:
+                    after = event.id
+                    # One message type: the kind is in the data, so a page hears every kind.
+                    yield f"id: {event.id}\ndata: {dumps(event.as_json(), compact=True)}\n\n"
+                    quiet_since = time.monotonic()
+            if time.monotonic() - quiet_since >= HEARTBEAT_SECONDS:
+                quiet_since = time.monotonic()
+                yield ": still here\n\n"
+            await asyncio.sleep(changes.LOOK_SECONDS)
+    finally:
+        version.close()
 
 
 def events_after(board: Board, after: int) -> list[Event]:
