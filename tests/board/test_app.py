@@ -112,12 +112,17 @@ def test_a_change_needs_the_token_and_json_and_is_the_clis_move(served: tuple[in
 
 
 def read_events(
-    port: int, last: int | None, until: str, by: str = "", seconds: float = 10
+    port: int,
+    last: int | None,
+    until: str,
+    by: str = "",
+    seconds: float = 10,
+    path: str = "/api/events",
 ) -> list[dict[str, Any]]:
     """The events the stream sends after `last` (Last-Event-ID), up to one of kind `until`
     (made `by` that move, when given)."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=seconds)
-    conn.request("GET", "/api/events", headers={"Last-Event-ID": str(last)} if last else {})
+    conn.request("GET", path, headers={"Last-Event-ID": str(last)} if last else {})
     answer = conn.getresponse()
     assert answer.status == 200 and answer.getheader("Content-Type", "").startswith(
         "text/event-stream"
@@ -160,6 +165,9 @@ def test_the_event_stream_resumes_after_the_last_event_it_sent(served: tuple[int
         port, None, "task_moved", by="approve"
     )  # a reload from the start misses nothing
     assert [e["id"] for e in again] == ids + [e["id"] for e in later]
+    # A page's first connection asks for the newest few only (its Live dock's).
+    tail = read_events(port, None, "task_moved", by="approve", path="/api/events?tail=3")
+    assert [e["id"] for e in tail] == [e["id"] for e in again][-3:]
 
 
 def test_task_text_is_data_in_every_answer(served: tuple[int, Path]) -> None:

@@ -199,9 +199,16 @@ def _refuse_unsafe(board: Board, request: Request) -> Response | None:
 
 
 async def _events(board: Board, request: Request) -> Response:
-    """The plan's events as they are written, from just after `Last-Event-ID` (or `after`)."""
-    raw = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
-    after = int(raw) if raw.isdigit() else 0
+    """The plan's events as they are written, from just after `Last-Event-ID` (or `after`);
+    a first connection with `tail=N` starts N ids before the newest (a page's Live dock
+    needs the latest, not the whole history)."""
+    raw = request.headers.get("last-event-id") or request.query_params.get("after")
+    tail = request.query_params.get("tail", "")
+    if raw is None and tail.isdigit():
+        newest = await run_in_threadpool(reader.newest_event, board.plan, board.repo)
+        after = max(0, newest - int(tail))
+    else:
+        after = int(raw) if raw and raw.isdigit() else 0
     stream = _stream(board, request, after)
     headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
     return StreamingResponse(stream, media_type="text/event-stream", headers=headers)

@@ -2,7 +2,7 @@
 // reader `taskhand show --json` uses), kept live by the event stream. A person moves a task
 // by a button, a key, or a drag onto the column the move lands in; the server checks each.
 
-import { notice, read, send, token } from "./api.js";
+import { notice, send, token } from "./api.js";
 import { dollars, element, since } from "./dom.js";
 import { closeDrawer, openDrawer, openedTask } from "./drawer.js";
 import { follow, showWorking } from "./live.js";
@@ -15,19 +15,21 @@ const KEYS = { s: "submit", a: "approve", r: "revise", e: "accept", c: "comment"
 const KEY_OF = Object.fromEntries(Object.entries(KEYS).map(([key, name]) => [name, key]));
 
 let plan = null;
+let byId = new Map();  // the plan's tasks by id, as last drawn
 let waitingBefore = null;  // ids that waited for a person at the last read (null: none yet)
 
+// Cards carry no listeners of their own: one listener per kind on the columns serves all,
+// so a board of a thousand cards is quick to build.
 function moveButton(task, name) {
   const button = element("button", "move", name);
   button.type = "button";
   button.dataset.move = name;
   const lands = task.lands?.[name];
   button.title = `${name}${lands ? ` → ${lands}` : ""} (key ${KEY_OF[name] || ""})`;
-  button.addEventListener("click", () => send(task.id, name));
   return button;
 }
 
-function questionPicker(task, question) {
+function questionPicker(question) {
   const made = element("div", "question");
   made.append(element("p", "", `Q${question.number}: ${question.text}`));
   question.options.forEach((option, index) => {
@@ -36,22 +38,20 @@ function questionPicker(task, question) {
     const button = element("button", "option", label);
     button.type = "button";
     button.dataset.option = letter;
-    button.addEventListener("click", () =>
-      send(task.id, "answer", { question: `Q${question.number}`, option: letter }));
+    button.dataset.question = `Q${question.number}`;
     made.append(button);
   });
   return made;
 }
 
 // What the task waits on: a person (which move), or its dependencies not yet done.
-function waitsOn(task) {
+function waitsOn(task, done) {
   if (task.waits_for) return `waits for ${task.waits_for}`;
-  const done = new Set(plan.tasks.filter((t) => t.status === "DONE").map((t) => t.id));
   const open = (task.dependencies || []).filter((id) => !done.has(id));
   return open.length && !task.working ? `waits on ${open.join(", ")}` : "";
 }
 
-function card(task) {
+function card(task, done) {
   const made = element("article", "card");
   made.dataset.task = task.id;
   made.tabIndex = 0;
@@ -59,7 +59,6 @@ function card(task) {
   made.classList.toggle("working", task.working);
   const title = element("button", "title", task.title);
   title.type = "button";
-  title.addEventListener("click", () => openDrawer(task));
   made.append(element("span", "id", task.id), title);
   const facts = element("div", "facts");
   if (task.kind) facts.append(element("span", "kind", task.kind));
@@ -74,10 +73,10 @@ function card(task) {
     }
     made.append(badge);
   }
-  const waits = waitsOn(task);
+  const waits = waitsOn(task, done);
   if (waits) made.append(element("p", "waits", waits));
   for (const question of (task.questions || []).filter((q) => q.open)) {
-    made.append(questionPicker(task, question));
+    made.append(questionPicker(question));
   }
   const moves = element("div", "moves");
   for (const name of task.moves || []) if (name !== "answer") moves.append(moveButton(task, name));
@@ -88,17 +87,55 @@ function card(task) {
     made.append(link);
   }
   made.draggable = Object.keys(task.lands || {}).length > 0 || task.working;
-  made.addEventListener("dragstart", (drag) => {
-    drag.dataTransfer.setData("text/plain", task.id);
-    drag.dataTransfer.effectAllowed = "move";
-  });
   return made;
 }
+
+function taskOf(element) {
+  const id = element?.closest?.(".card")?.dataset.task;
+  return id === undefined ? undefined : byId.get(id);
+}
+
+const board = document.getElementById("columns");
+board.addEventListener("click", (click) => {
+  const button = click.target.closest("button");
+  const task = taskOf(button);
+  if (!task) return;
+  if (button.classList.contains("title")) openDrawer(task);
+  else if (button.dataset.move) send(task.id, button.dataset.move);
+  else if (button.dataset.option) {
+    send(task.id, "answer", { question: button.dataset.question, option: button.dataset.option });
+  }
+});
+board.addEventListener("dragstart", (drag) => {
+  const task = taskOf(drag.target);
+  if (!task) return;
+  drag.dataTransfer.setData("text/plain", task.id);
+  drag.dataTransfer.effectAllowed = "move";
+});
+board.addEventListener("dragover", (drag) => {
+  const column = drag.target.closest?.(".column");
+  if (!column) return;
+  drag.preventDefault();
+  for (const other of board.querySelectorAll(".column.over")) {
+    if (other !== column) other.classList.remove("over");
+  }
+  column.classList.add("over");
+});
+board.addEventListener("dragleave", (drag) => {
+  if (drag.target.classList?.contains("column")) drag.target.classList.remove("over");
+});
+board.addEventListener("drop", (drag) => {
+  const column = drag.target.closest?.(".column");
+  if (!column) return;
+  drag.preventDefault();
+  column.classList.remove("over");
+  dropped(drag.dataTransfer.getData("text/plain"), column.dataset.status);
+});
 
 // A drop onto a column is the move that lands there, if the task has one open; else the
 // page says why not, and nothing is sent.
 function dropped(taskId, status) {
-  const task = plan.tasks.find((t) => t.id === taskId);
+  const task = byId.get(taskId);
   if (!task || task.lifecycle === status) return;
   const move = Object.keys(task.lands || {}).find((name) => task.lands[name] === status);
   if (move) { send(task.id, move); return; }
@@ -112,34 +149,46 @@ function dropped(taskId, status) {
   notice(`${task.id} cannot go from ${task.lifecycle} to ${status}: ${why}`);
 }
 
-function column(status, tasks) {
+function column(status, tasks, done) {
   const made = element("section", "column");
   made.dataset.status = status;
   made.classList.toggle("empty", tasks.length === 0);
   const heading = element("h2", "", status);
   heading.append(element("span", "count", String(tasks.length)));
-  made.append(heading, ...tasks.map(card));
-  made.addEventListener("dragover", (drag) => { drag.preventDefault(); made.classList.add("over"); });
-  made.addEventListener("dragleave", () => made.classList.remove("over"));
-  made.addEventListener("drop", (drag) => {
-    drag.preventDefault();
-    made.classList.remove("over");
-    dropped(drag.dataTransfer.getData("text/plain"), status);
-  });
+  made.append(heading, ...tasks.map((task) => card(task, done)));
   return made;
 }
 
+let shownText = "";  // the plan's answer as last drawn: an answer the same draws nothing
+
 async function refresh() {
-  const found = await read("/api/plan");
-  if (!found) return;
+  const answer = await fetch("/api/plan", { headers: { "Accept": "application/json" } });
+  const text = await answer.text();
+  if (!answer.ok) {
+    const data = JSON.parse(text);
+    notice(`${data.error} (fix: ${data.fix})`);
+    return;
+  }
+  if (text !== shownText) {
+    shownText = text;
+    draw(JSON.parse(text));
+  }
+  const open = openedTask();
+  const task = open && byId.get(open);
+  if (task) openDrawer(task);
+}
+
+function draw(found) {
   plan = found;
+  byId = new Map(plan.tasks.map((task) => [task.id, task]));
   showWorking(plan.tasks);
   const focused = document.activeElement?.closest?.(".card")?.dataset.task;
   document.getElementById("plan-title").textContent = plan.title;
+  const done = new Set(plan.tasks.filter((t) => t.status === "DONE").map((t) => t.id));
   const byStatus = Object.fromEntries(COLUMNS.map((status) => [status, []]));
   for (const task of plan.tasks) (byStatus[task.lifecycle] ||= []).push(task);
-  const columns = Object.entries(byStatus).map(([status, tasks]) => column(status, tasks));
-  document.getElementById("columns").replaceChildren(...columns);
+  const columns = Object.entries(byStatus).map(([status, tasks]) => column(status, tasks, done));
+  board.replaceChildren(...columns);
   if (focused) document.querySelector(`.card[data-task="${CSS.escape(focused)}"]`)?.focus();
   const waiting = plan.tasks.filter((t) => t.waiting && !t.working);
   document.getElementById("summary").textContent =
@@ -148,11 +197,6 @@ async function refresh() {
     (token ? "" : " · read-only: open the address the board printed to make moves");
   document.title = waiting.length ? `(${waiting.length}) taskhand board` : "taskhand board";
   announce(waiting);
-  const open = openedTask();
-  if (open) {
-    const task = plan.tasks.find((t) => t.id === open);
-    if (task) openDrawer(task);
-  }
 }
 
 // A browser notification for each task that newly waits for a person (not for those that
@@ -184,7 +228,7 @@ document.addEventListener("keydown", (key) => {
   const current = key.target.closest?.(".card");
   if (key.key.startsWith("Arrow")) { walk(current, key.key); key.preventDefault(); return; }
   if (!current || !plan) return;
-  const task = plan.tasks.find((t) => t.id === current.dataset.task);
+  const task = byId.get(current.dataset.task);
   if (!task) return;
   if (key.key === "Enter" && key.target === current) openDrawer(task);
   else if (KEYS[key.key] && task.moves.includes(KEYS[key.key])) send(task.id, KEYS[key.key]);

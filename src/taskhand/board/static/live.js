@@ -16,13 +16,19 @@ let ticking = null;
 let drawn = false;
 
 export function follow(onMove) {
-  const stream = new EventSource("/api/events");
+  // The newest events for the dock, not the whole history; a reconnect resumes after the
+  // last one heard (the browser sends Last-Event-ID), missing nothing.
+  const stream = new EventSource(`/api/events?tail=${KEPT}`);
   let pending = null;
   const soon = () => {
     clearTimeout(pending);
     pending = setTimeout(onMove, 50);  // a burst of events reads the plan once
   };
-  stream.addEventListener("open", soon);
+  let connected = false;
+  stream.addEventListener("open", () => {  // a reconnect: what moved meanwhile
+    if (connected) soon();
+    connected = true;
+  });
   stream.addEventListener("message", (message) => {
     let event;
     try { event = JSON.parse(message.data); } catch { return; }
