@@ -118,9 +118,12 @@ def read_events(
     by: str = "",
     seconds: float = 10,
     path: str = "/api/events",
+    caught_up: list[int] | None = None,
 ) -> list[dict[str, Any]]:
     """The events the stream sends after `last` (Last-Event-ID), up to one of kind `until`
-    (made `by` that move, when given)."""
+    (made `by` that move, when given); `caught_up` gets how many events came before the
+    stream said it had sent all those written before it opened."""
+    caught_up = caught_up if caught_up is not None else []
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=seconds)
     conn.request("GET", path, headers={"Last-Event-ID": str(last)} if last else {})
     answer = conn.getresponse()
@@ -129,10 +132,17 @@ def read_events(
     )
     found: list[dict[str, Any]] = []
     deadline = time.monotonic() + seconds
+    named = ""  # the `event:` line before a data line: only caught_up has one
     try:
         while time.monotonic() < deadline:
             line = answer.fp.readline().decode()
-            if line.startswith("data: "):
+            if line.startswith("event: "):
+                named = line[7:].strip()
+            elif line.startswith("data: ") and named:
+                assert (named, line) == ("caught_up", "data: {}\n")
+                caught_up.append(len(found))
+                named = ""
+            elif line.startswith("data: "):
                 found.append(json.loads(line[6:]))
                 if found[-1]["kind"] == until and found[-1].get("by", by) == by:
                     return found
@@ -145,7 +155,8 @@ def read_events(
 
 def test_the_event_stream_resumes_after_the_last_event_it_sent(served: tuple[int, Path]) -> None:
     port, _ = served
-    first = read_events(port, None, "run_finished")
+    marks: list[int] = []
+    first = read_events(port, None, "run_finished", caught_up=marks)
     ids = [e["id"] for e in first]
     assert ids == sorted(ids) and first[0]["kind"] == "run_started"
     done = threading.Event()
@@ -157,9 +168,12 @@ def test_the_event_stream_resumes_after_the_last_event_it_sent(served: tuple[int
 
     threading.Thread(target=approve_soon).start()
     later = read_events(
-        port, ids[-1], "task_moved", by="approve"
+        port, ids[-1], "task_moved", by="approve", caught_up=marks
     )  # live: the move arrives while it listens
     assert done.wait(5)
+    # A connection says once when it has sent what was written before it (a page reads the
+    # plan again only for what comes after): at once here, where nothing came before.
+    assert marks == [0], marks
     assert later[0]["id"] > ids[-1] and later[-1]["by"] == "approve"
     again = read_events(
         port, None, "task_moved", by="approve"

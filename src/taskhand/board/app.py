@@ -220,6 +220,7 @@ async def _stream(board: Board, request: Request, after: int) -> AsyncIterator[s
     version = changes.Version(_database(board))
     seen: int | None = None
     quiet_since = time.monotonic()
+    caught_up = False
     yield "retry: 1000\n\n"
     try:
         while not await request.is_disconnected():
@@ -232,6 +233,9 @@ async def _stream(board: Board, request: Request, after: int) -> AsyncIterator[s
                     # One message type: the kind is in the data, so a page hears every kind.
                     yield f"id: {event.id}\ndata: {dumps(event.as_json(), compact=True)}\n\n"
                     quiet_since = time.monotonic()
+                if not caught_up:  # what was written before the connection has all been sent
+                    caught_up = True
+                    yield "event: caught_up\ndata: {}\n\n"
             if time.monotonic() - quiet_since >= HEARTBEAT_SECONDS:
                 quiet_since = time.monotonic()
                 yield ": still here\n\n"

@@ -24,10 +24,12 @@ export function follow(onMove) {
     clearTimeout(pending);
     pending = setTimeout(onMove, 50);  // a burst of events reads the plan once
   };
-  let connected = false;
-  stream.addEventListener("open", () => {  // a reconnect: what moved meanwhile
-    if (connected) soon();
-    connected = true;
+  // The events written before a connection (the server says when it has sent them all)
+  // are in the plan the page reads anyway: only those after them read it again.
+  let live = false;
+  stream.addEventListener("caught_up", () => {
+    if (live) soon();  // a reconnect: what was missed meanwhile may have moved a card
+    live = true;
   });
   stream.addEventListener("message", (message) => {
     let event;
@@ -35,7 +37,7 @@ export function follow(onMove) {
     show(event);
     const shown = working.get(event.task_id);
     if (shown) readTail(shown);
-    if (!QUIET.has(event.kind)) soon();
+    if (live && !QUIET.has(event.kind)) soon();
   });
   return stream;
 }
