@@ -14,11 +14,14 @@ from enum import StrEnum
 from taskhand.plan.model import Status
 from taskhand.state.events import EventKind
 from taskhand.state.ledger import LedgerOutcome
-from taskhand.state.records import AttemptStatus, RunStatus
+from taskhand.state.records import AttemptStatus, Disposition, RunStatus, WorkerOutcome
 from tests import ROOT
 
 PACKAGE = ROOT / "src" / "taskhand"
-VOCABULARY: list[type[StrEnum]] = [EventKind, RunStatus, AttemptStatus, LedgerOutcome, Status]
+VOCABULARY: list[type[StrEnum]] = [
+    *(EventKind, RunStatus, AttemptStatus, LedgerOutcome, Status),
+    *(Disposition, WorkerOutcome),
+]
 WORDS = {member.value for enum in VOCABULARY for member in enum}
 
 # The agents speak their backends' protocols, whose words (a unit's case "failed", a

@@ -22,7 +22,16 @@ from typing import TYPE_CHECKING, Any, TypeVar, get_args, get_origin, get_type_h
 
 from taskhand.state.events import Event
 from taskhand.state.life import Question, Remark, TaskLife
-from taskhand.state.records import Attempt, DeliveryRow, Gate, Run, TaskState, UnitRow
+from taskhand.state.records import (
+    Attempt,
+    DeliveryRow,
+    DispositionRow,
+    Gate,
+    Run,
+    TaskState,
+    UnitRow,
+    WorkerVerdict,
+)
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -41,6 +50,8 @@ SOURCES = {
     Question: "questions",
     Remark: "remarks",
     DeliveryRow: "deliveries",
+    DispositionRow: "disposition_rows",
+    WorkerVerdict: "verdict_rows",
 }
 
 

@@ -15,7 +15,7 @@ from typing import Any, TypeVar, get_type_hints
 from taskhand.plan.model import Status
 from taskhand.state.ledger import CaseNote, VerdictNote
 from taskhand.state.life import Lifecycle
-from taskhand.state.records import RunStatus
+from taskhand.state.records import Disposition, RunStatus
 from taskhand.unit import Case, Role
 
 
@@ -49,6 +49,8 @@ class EventKind(StrEnum):
     QUESTION_ASKED = "question_asked"  # the interview: a question with lettered options
     DELIVERED = "delivered"  # a pull request is open for a task (or for the run)
     REPLAYED = "replayed"  # a candidate replayed onto a run branch that moved since its base
+    DISPOSED = "disposed"  # the harness recorded a result's disposition (integrated, superseded)
+    WORKSPACE_PRUNED = "workspace_pruned"  # an ended attempt's rebuildable folders were removed
 
 
 @dataclass(frozen=True)
@@ -232,6 +234,21 @@ class Delivered:
     base: str  # the branch it goes into
 
 
+@dataclass(frozen=True)
+class Disposed:
+    attempt: int  # the result's attempt number
+    status: Disposition
+    target_ref: str
+    sha: str  # the result's commit
+
+
+@dataclass(frozen=True)
+class Pruned:
+    attempt: int
+    bytes: int  # what the disk got back
+    folders: list[str]  # the folders removed, relative to the workspace
+
+
 Payload = (
     RunStarted
     | RunResumed
@@ -258,6 +275,8 @@ Payload = (
     | QuestionAsked
     | Delivered
     | Replayed
+    | Disposed
+    | Pruned
 )
 
 P = TypeVar("P", bound=Payload)
@@ -293,6 +312,8 @@ PAYLOADS: dict[EventKind, type[Payload]] = {
     EventKind.QUESTION_ASKED: QuestionAsked,
     EventKind.DELIVERED: Delivered,
     EventKind.REPLAYED: Replayed,
+    EventKind.DISPOSED: Disposed,
+    EventKind.WORKSPACE_PRUNED: Pruned,
 }
 
 

@@ -11,6 +11,8 @@ import sqlite3
 from collections.abc import Callable
 
 from taskhand.state.database import now, transaction
+from taskhand.state.events import EventKind
+from taskhand.state.records import HARNESS, AttemptStatus, Disposition
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -168,6 +170,47 @@ def _m006_deliveries(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m007_integration_ledger(conn: sqlite3.Connection) -> None:
+    """The integration ledger: one disposition per result (an ended attempt with a candidate),
+    never rewritten, and a verdict on each attempt's worker. A run of an earlier version
+    gets the dispositions its log proves: each candidate it logged as integrated."""
+    _run(
+        conn,
+        """CREATE TABLE dispositions (id INTEGER PRIMARY KEY,
+            attempt_id INTEGER NOT NULL UNIQUE REFERENCES attempts (id), status TEXT NOT NULL,
+            target_ref TEXT NOT NULL, target_sha TEXT NOT NULL, recorded_by TEXT NOT NULL,
+            recorded TEXT NOT NULL, note TEXT NOT NULL)""",
+        "CREATE TRIGGER dispositions_no_update BEFORE UPDATE ON dispositions"
+        " BEGIN SELECT RAISE(ABORT, 'a disposition is recorded once'); END",
+        "CREATE TRIGGER dispositions_no_delete BEFORE DELETE ON dispositions"
+        " BEGIN SELECT RAISE(ABORT, 'a disposition is recorded once'); END",
+        """CREATE TABLE worker_verdicts (attempt_id INTEGER PRIMARY KEY REFERENCES attempts (id),
+            agent TEXT NOT NULL, model TEXT, attempts INTEGER NOT NULL, outcome TEXT NOT NULL,
+            tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL, dollars REAL NOT NULL,
+            recorded TEXT NOT NULL)""",
+        """CREATE VIEW disposition_rows AS SELECT dispositions.id AS id, attempt_id, run_id,
+            task_id, number AS attempt, COALESCE(candidate_sha, '') AS candidate_sha,
+            dispositions.status AS status, target_ref, target_sha, recorded_by, recorded, note
+            FROM dispositions JOIN attempts ON attempts.id = dispositions.attempt_id""",
+        """CREATE VIEW verdict_rows AS SELECT attempt_id, run_id, task_id, number AS attempt,
+            agent, model, attempts, outcome, tokens_in, tokens_out, dollars, recorded
+            FROM worker_verdicts JOIN attempts ON attempts.id = worker_verdicts.attempt_id""",
+    )
+    # Words as parameters: the migration names no status itself (tests/test_vocabulary.py).
+    conn.execute(
+        """INSERT INTO dispositions (attempt_id, status, target_ref, target_sha, recorded_by,
+            recorded, note) SELECT attempts.id, ?1, runs.run_branch, candidate_sha, ?2, ?3, ?4
+            FROM attempts JOIN runs ON runs.id = attempts.run_id
+            WHERE attempts.status = ?5 AND candidate_sha IS NOT NULL AND EXISTS (SELECT 1
+            FROM events WHERE events.run_id = attempts.run_id AND events.kind = ?6
+            AND events.task_id = attempts.task_id AND instr(events.data, candidate_sha) > 0)""",
+        (
+            *(Disposition.INTEGRATED, HARNESS, now(), "read from the run's log"),
+            *(AttemptStatus.PASSED, EventKind.INTEGRATED),
+        ),
+    )
+
+
 MIGRATIONS: list[Migration] = [
     _m001_initial,
     _m002_review,
@@ -175,6 +218,7 @@ MIGRATIONS: list[Migration] = [
     _m004_derived_columns,
     _m005_lifecycle,
     _m006_deliveries,
+    _m007_integration_ledger,
 ]
 
 

@@ -1,5 +1,6 @@
-"""The rows of the state store as plain data (runs, task states, attempts, units, gates) and
-the words their status columns hold. Events are in `events`, the ledger in `ledger`.
+"""The rows of the state store as plain data (runs, task states, attempts, units, gates, the
+integration ledger's dispositions and worker verdicts) and the words their status columns
+hold. Events are in `events`, the ledger of attempts in `ledger`.
 
 Readers of the store (the runner, the CLI, exports) work with these; only `store` writes them.
 """
@@ -43,6 +44,31 @@ class AttemptStatus(StrEnum):
     INTERRUPTED = "interrupted"  # the run stopped under it; the task's next try redoes it
 
 
+class Disposition(StrEnum):
+    """What became of a result (an ended attempt that left a candidate commit): exactly one
+    per result, recorded by the harness or by a person or CI, never changed."""
+
+    INTEGRATED = "integrated"  # it landed on its target ref
+    REJECTED = "rejected"  # someone decided it does not land
+    SUPERSEDED = "superseded"  # a later result of the same task landed instead
+
+
+HARNESS = "harness"  # who recorded a disposition that the run itself made
+
+
+class WorkerOutcome(StrEnum):
+    """The verdict on the worker (the attempt's implementer) when its attempt ended."""
+
+    ACCEPTED = "accepted"  # its candidate passed every check and review
+    REJECTED = "rejected"  # a reviewer (or qa, or the judge) turned it down
+    FAILED = "failed"  # its unit or the checks failed
+    GAVE_UP = "gave_up"
+    ASKED = "asked"  # it asked a person a question
+    CAPPED = "capped"  # the task's budget ran out under it
+    VIOLATION = "violation"  # it reached past its workspace
+    UNJUDGED = "unjudged"  # no reviewer could judge its candidate
+
+
 class DeliveryState(StrEnum):
     """Where one delivery stands. Its row is written before and after each step outside
     (the push, the pull request), so a run killed in between goes on without a second PR."""
@@ -65,6 +91,42 @@ class DeliveryRow:
     state: DeliveryState
     reason: str
     updated: str
+
+
+@dataclass(frozen=True)
+class DispositionRow:
+    """One result's disposition, with the attempt it belongs to."""
+
+    id: int
+    attempt_id: int
+    run_id: str
+    task_id: str
+    attempt: int  # the attempt's number within the run
+    candidate_sha: str  # the result
+    status: Disposition
+    target_ref: str  # where it landed (integrated), or the ref it was judged against; or ""
+    target_sha: str  # that ref's commit holding it when recorded; or ""
+    recorded_by: str  # "harness", or the person or CI that said so
+    recorded: str
+    note: str
+
+
+@dataclass(frozen=True)
+class WorkerVerdict:
+    """The verdict on one attempt's worker: who it was, how its attempt ended, what it cost."""
+
+    attempt_id: int
+    run_id: str
+    task_id: str
+    attempt: int  # the attempt's number within the run
+    agent: str
+    model: str | None
+    attempts: int  # the worker's tries at the task so far, this one included (kills not counted)
+    outcome: WorkerOutcome
+    tokens_in: int
+    tokens_out: int
+    dollars: float
+    recorded: str
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from taskhand.state.accounting import Stats
 from taskhand.state.database import connect, now, to_json
 from taskhand.state.deliveries import DeliveryRows
 from taskhand.state.events import EventKind
+from taskhand.state.integration import IntegrationRows, record_verdict
 from taskhand.state.ledger import Entry, LedgerEntry, LedgerOutcome
 from taskhand.state.lifecycle import LifecycleRows
 from taskhand.state.migrations import migrate
@@ -26,7 +27,7 @@ from taskhand.state.records import Attempt, AttemptStatus, Gate, Run, RunStatus,
 from taskhand.unit import Case, Role, Usage
 
 
-class Store(LifecycleRows, DeliveryRows):
+class Store(LifecycleRows, IntegrationRows, DeliveryRows):
     """The state of every run of one repository, on one connection."""
 
     @classmethod
@@ -251,7 +252,8 @@ class Store(LifecycleRows, DeliveryRows):
         """End an attempt as `status`: an AttemptStatus other than running.
 
         `entry` goes into the task's ledger in the same transaction, so an attempt is never
-        concluded without its entry, nor an entry written for an attempt left open.
+        concluded without its entry, nor an entry written for an attempt left open; so does
+        the verdict on its worker (state/integration.py).
         """
         ended = AttemptStatus(status) if status else None
         if ended in (None, AttemptStatus.RUNNING):
@@ -271,6 +273,7 @@ class Store(LifecycleRows, DeliveryRows):
                         now(),
                     ),
                 )
+            record_verdict(conn, attempt_id, AttemptStatus(status))  # as its attempt ends
 
     def ledger(
         self, run_id: str, task_id: str | None, last: int | None = None

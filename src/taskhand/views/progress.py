@@ -24,6 +24,7 @@ from taskhand.state.events import (
     EventKind,
     GateChecked,
     Message,
+    Pruned,
     TaskMoved,
     UnitFinished,
     UnitStarted,
@@ -216,6 +217,8 @@ LINES: dict[EventKind, Callable[[Any, Event], str | None] | None] = {
         f"({', '.join(f'({chr(97 + i)}) {o}' for i, o in enumerate(p.options))})"
     ),
     EventKind.DELIVERED: lambda p, e: f"  {e.task_id or 'the run'}: pull request {p.url}",
+    EventKind.DISPOSED: None,  # `taskhand integration show` lists them
+    EventKind.WORKSPACE_PRUNED: lambda p, e: _pruned(p, e),
 }
 
 # The default pipeline's own statuses: its moves among them are what the steps already say.
@@ -227,6 +230,11 @@ def _moved(p: TaskMoved, e: Event) -> str | None:
         return None
     waits = " (waits for a person)" if p.waiting else ""
     return f"  {e.task_id}: {p.before} -> {p.after}{waits}"
+
+
+def _pruned(p: Pruned, e: Event) -> str:
+    shown = ", ".join(p.folders[:3]) + (f" and {len(p.folders) - 3} more" if p.folders[3:] else "")
+    return f"  {e.task_id}: pruned {shown} from attempt {p.attempt} ({p.bytes:,} bytes freed)"
 
 
 def _first_line(text: object) -> str:
