@@ -3,8 +3,9 @@
 The runner runs in a child process (tests/scenarios/crashing_run.py, or the taskhand command)
 so that SIGKILL ends a real process: no finally block, no atexit, the kernel drops its files and
 locks. After every series of kills and restarts the run must be completed with every task
-DONE, exactly one commit per task on the run branch (each task integrated once), attempts
-cut short recorded as interrupted, no worktree left behind, and the user's checkout as it
+DONE, exactly one commit per task on the run branch (each task integrated once, and recorded
+so in the integration ledger once), attempts cut short recorded as interrupted, no worktree
+left behind but the retained workspaces of attempts that ended, and the user's checkout as it
 was before the first run.
 
 Kill points are random where not chosen: set TASKHAND_TEST_SEED to replay a failure; every
@@ -330,6 +331,7 @@ def verify(c: Campaign, failing: set[str], rejected: set[str]) -> None:
         states = store.task_states(run.id)
         attempts = store.attempts(run.id)
         events = store.events(run.id)
+        results = store.results(run.id)
     assert run.status == "completed", f"{where}: the run is {run.status}: {run.reason}"
     assert {t: s.status for t, s in states.items()} == dict.fromkeys(ids, Status.DONE), where
 
@@ -338,6 +340,14 @@ def verify(c: Campaign, failing: set[str], rejected: set[str]) -> None:
     assert integrated == Counter(ids), f"{where}: 'integrated' events per task: {integrated}"
     passed = {a.task_id: a for a in attempts if a.status == "passed"}
     assert Counter(a.task_id for a in attempts if a.status == "passed") == Counter(ids), where
+    # The integration ledger: every result has its one disposition, each task one landing,
+    # and the harness said each once, however many kills came between.
+    statuses = {r.attempt.id: r.disposition and r.disposition.status for r in results}
+    landed = [attempt for attempt, status in statuses.items() if status == "integrated"]
+    assert sorted(landed) == sorted(a.id for a in passed.values()), f"{where}: landed {landed}"
+    assert all(r.disposition for r in results), f"{where}: undisposed {results}"
+    disposed = Counter((e.task_id, e.data["attempt"]) for e in events if e.kind == "disposed")
+    assert max(disposed.values(), default=0) <= 1, f"{where}: disposed twice: {disposed}"
 
     # Attempts cut short by a kill end as 'interrupted', never 'failed'; no attempt stays open.
     ends = Counter(a.status for a in attempts)
@@ -379,8 +389,12 @@ def verify(c: Campaign, failing: set[str], rejected: set[str]) -> None:
     # No worktree left: none registered but the checkout, and no attempt folder on disk.
     trees = worktrees.listed(c.repo)
     assert [t.path.resolve() for t in trees] == [c.repo.resolve()], f"{where}: {trees}"
+    # Only the workspaces of attempts that ended stay (retained for `clean`), none of an
+    # attempt a kill cut short.
     leftovers = sorted(state.run_dir(run.id).glob("worktrees/*/attempt-*"))
-    assert leftovers == [], f"{where}: attempt folders left on disk: {leftovers}"
+    ended = {Path(a.worktree) for a in attempts if a.status != "interrupted"}
+    orphans = [folder for folder in leftovers if folder not in ended]
+    assert orphans == [], f"{where}: attempt folders left on disk: {orphans}"
 
     # The progress channel: one whole line per logged conclusion, in order, none twice.
     channel = state.progress(c.plan).read_text(encoding="utf-8")

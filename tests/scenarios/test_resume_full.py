@@ -243,12 +243,14 @@ def verify(c: FullCampaign) -> None:
                 got = (artifacts[task_id] / f"{name}.md").read_text(encoding="utf-8")
                 assert got == text + "\n", f"{where}: {task_id}'s {name}.md:\n{got}"
 
-    # No worktree, no workspace and no review copy left.
+    # No worktree, no review copy, and no workspace but those of attempts that ended (kept
+    # for `clean`, run/retention.py).
     trees = worktrees.listed(c.repo)
     assert [t.path.resolve() for t in trees] == [c.repo.resolve()], f"{where}: {trees}"
     folder = state.run_dir(run.id) / "worktrees"
+    ended = {Path(a.worktree) for a in attempts if a.status != "interrupted"}
     left = sorted([*folder.glob("*/attempt-*"), *folder.glob("review-*")])
-    assert left == [], f"{where}: left on disk: {left}"
+    assert [f for f in left if f not in ended] == [], f"{where}: left on disk: {left}"
 
     # The progress channel: one whole line per logged conclusion, in order, none twice.
     channel = state.progress(c.plan).read_text(encoding="utf-8")

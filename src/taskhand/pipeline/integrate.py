@@ -5,7 +5,8 @@ Candidates land one at a time (several jobs share one queue). The run branch is 
 first: one an agent moved is put back, and this candidate is not built on. When another
 task landed since this candidate's base, its change is replayed onto the new head and the
 gate runs again on the new tree before it lands; a conflict or a failing gate sends the task
-to a new attempt from the new head, saying what conflicted.
+to a new attempt from the new head, saying what conflicted. A candidate that lands
+gets its disposition in the integration ledger.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from taskhand.pipeline.setup import set_up
 from taskhand.pipeline.work import Ended, Work
 from taskhand.state.events import EventKind
 from taskhand.state.ledger import Entry, LedgerOutcome
-from taskhand.state.records import AttemptStatus
+from taskhand.state.records import Attempt, AttemptStatus
 from taskhand.workspace import diffs, refs, replay
 
 SHOWN_CONFLICTS = 20  # paths named in a conflict's reason; the rest are counted
@@ -50,6 +51,7 @@ def _land(h: Harness, work: Work) -> Ended | None:
     )
     resolution = h.end_attempt(attempt, AttemptStatus.PASSED, resolution, entry)
     refs.move_branch(h.repo, h.run.run_branch, work.candidate, work.base)
+    record_landing(h, attempt, work.candidate)
     h.emit(EventKind.INTEGRATED, task.id, sha=work.candidate)
     work.landed = resolution  # done, unless a stage after this one (deliver) says otherwise
     return None
@@ -82,3 +84,18 @@ def _onto(h: Harness, work: Work, head: str) -> Ended | None:
     workspace.prepare(h.repo, work.ws.path, work.ws.index, replayed.sha, None)
     # The checks again, on the tree that would land, in a workspace set up as before.
     return set_up(h, work) or gate(h, work)
+
+
+def record_landing(h: Harness, attempt: Attempt, sha: str) -> None:
+    """The integration ledger's record that the attempt's candidate landed on the run branch
+    as `sha` (and that the task's earlier results are superseded): written once, however
+    often a resumed run comes back here (state/integration.py)."""
+    for row in h.store.record_landing(attempt.id, h.run.run_branch, sha):
+        h.emit(
+            EventKind.DISPOSED,
+            row.task_id,
+            attempt=row.attempt,
+            status=row.status,
+            target_ref=row.target_ref,
+            sha=row.candidate_sha,
+        )

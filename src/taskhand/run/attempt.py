@@ -19,6 +19,7 @@ from taskhand.pipeline.setup import set_up
 from taskhand.pipeline.work import Ended, Stage, Work
 from taskhand.plan.model import Plan, Status, Task
 from taskhand.plan.templates import slug
+from taskhand.run import retention
 from taskhand.state.events import EventKind
 from taskhand.state.records import Attempt, AttemptStatus
 from taskhand.state.status import StatusBook
@@ -118,16 +119,18 @@ def _after_landing(
 @contextmanager
 def _workspace_at(h: Harness, task: Task, opened: Attempt, sha: str) -> Iterator[Workspace]:
     """The attempt's workspace at `sha` while the block runs, with a port of its own
-    ($TASKHAND_PORT); then gone with its index, the port given back."""
+    ($TASKHAND_PORT); then kept and pruned if the attempt ended, else removed
+    (run/retention.py), its index gone and the port given back either way."""
     path = Path(opened.worktree)
     index = h.state.index(h.run.id, f"{task.id}-attempt-{opened.number}")
     ports.claim(opened.worktree)
     try:
         yield workspace.prepare(h.repo, path, index, sha, task_branch(task))
     finally:
-        workspace.remove(path)
-        index.unlink(missing_ok=True)
-        ports.release(opened.worktree)
+        try:
+            retention.let_go(h, task, opened.id, path, index)
+        finally:
+            ports.release(opened.worktree)
 
 
 def _paused(earlier: list[Attempt], base: str) -> Attempt | None:

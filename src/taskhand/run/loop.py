@@ -19,6 +19,7 @@ from taskhand.config import RunConfig, Summary
 from taskhand.host.sandbox import NONE
 from taskhand.pipeline.deliver import deliver_run
 from taskhand.pipeline.harness import Harness, Listener
+from taskhand.pipeline.integrate import record_landing
 from taskhand.pipeline.lifecycle import pipeline_of
 from taskhand.pipeline.stages import PIPELINES
 from taskhand.pipeline.work import Ended, Stage
@@ -28,6 +29,7 @@ from taskhand.plan.schedule import Exit
 from taskhand.run import attempt as attempts
 from taskhand.run import jobs
 from taskhand.run import lifecycle as lives
+from taskhand.run import retention
 from taskhand.run.preflight import load
 from taskhand.state import lock
 from taskhand.state.events import EventKind
@@ -214,6 +216,7 @@ class Runner:
             if head != last.base_sha:
                 return None
             refs.move_branch(self.h.repo, self.run.run_branch, candidate, head)
+        record_landing(self.h, last, candidate)  # once: a kill may have come before it
         logged = any(
             e.kind == EventKind.INTEGRATED and e.task_id == task_id
             for e in self.store.events(self.run.id)
@@ -319,13 +322,16 @@ class Runner:
         )
 
     def prune_worktrees(self) -> None:
-        """Remove any worktree of this run that no open attempt owns (none are, after recovery)."""
+        """Remove any worktree of this run that no open attempt owns (none are, after
+        recovery); the workspaces of attempts that ended stay (run/retention.py)."""
         folder = self.state.run_dir(self.run.id) / "worktrees"
         for tree in worktrees.listed(self.h.repo):
             if tree.path.resolve().is_relative_to(folder.resolve()):
                 worktrees.remove(self.h.repo, tree.path, locked_too=True)
         # Workspaces are plain folders (worktrees above are from earlier versions' runs).
         if folder.exists():
+            kept = retention.retained(self.store.attempts(self.run.id))
             for leftover in sorted([*folder.glob("*/attempt-*"), *folder.glob("review-*")]):
-                workspace.remove(leftover)
+                if leftover not in kept:
+                    workspace.remove(leftover)
         shutil.rmtree(self.state.run_dir(self.run.id) / "indexes", ignore_errors=True)

@@ -132,6 +132,12 @@ def remove(path: Path) -> None:
             shutil.rmtree(path, ignore_errors=True)
 
 
+def harness_git(repo: Path, path: Path, index: Path) -> tuple[tuple[str, ...], dict[str, str]]:
+    """The git options and environment that read or write the workspace at `path` the
+    harness's way: the user's repository as git dir, `index` as the index, no filters."""
+    return _own_index(repo, path, index), _index_env(index)
+
+
 def _reusable(path: Path, index: Path) -> bool:
     return index.is_file() and path.is_dir() and not path.is_symlink()
 

@@ -1,0 +1,129 @@
+"""Pruning an ended attempt's workspace: the rebuildable folders git ignores there
+(node_modules, .venv, __pycache__, build outputs) go; source, the result commit and anything
+tracked stay.
+
+git lists what is ignored, run the harness's way (the user's repository as git dir, an index
+of the harness's own holding the result's tree). Removal never follows a link: every folder
+on the way is opened without following one, and a name that is a link is left alone.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from taskhand.workspace import git, harness_git
+
+# Folders a package manager or a build makes again from the source: what is safe to drop.
+REBUILDABLE = frozenset(
+    {
+        *("node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox"),
+        *("dist", "build", "target", "out", ".next", ".nuxt", ".svelte-kit", ".turbo"),
+        *(".cache", ".parcel-cache", ".gradle", ".pytest_cache", ".mypy_cache", ".ruff_cache"),
+    }
+)
+_GLOB = ("*", "?", "[")
+_OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """What pruning removed: the folders (relative to the workspace) and the bytes freed."""
+
+    folders: list[str] = field(default_factory=list)
+    bytes: int = 0
+
+
+def prune(repo: Path, path: Path, index: Path, sha: str, keep: Sequence[str] = ()) -> Pruned:
+    """Remove the rebuildable folders that git ignores in the workspace at `path`, whose
+    result is commit `sha` (read into `index`, which this overwrites). A folder a pattern of
+    `keep` reaches into (a task's declared paths, say `dist/`) stays."""
+    if path.is_symlink() or not path.is_dir():
+        return Pruned()
+    own, env = harness_git(repo, path, index)
+    git.run(repo, "read-tree", git.resolve(repo, sha), env=env)
+    listing = ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"]
+    ignored = git.fields(git.run(repo, *own, *listing, env=env).stdout)
+    folders, freed = [], 0
+    for entry in ignored:
+        name = entry.rstrip("/")
+        # A folder git ignores as a whole is listed with a slash; a link never is one.
+        if not entry.endswith("/") or name.rsplit("/", 1)[-1] not in REBUILDABLE:
+            continue
+        if any(_reaches_into(pattern, name) for pattern in keep):
+            continue
+        removed = remove_inside(path, name)
+        if removed is not None:
+            folders.append(name)
+            freed += removed
+    return Pruned(folders, freed)
+
+
+def _reaches_into(pattern: str, folder: str) -> bool:
+    """Whether the pattern names `folder` or something in it by a literal path (`dist/`,
+    `dist/**`); a pattern whose wildcards come first (`**/*.js`) names no folder."""
+    literal: list[str] = []
+    for segment in pattern.strip().split("/"):
+        if segment in ("", ".") and not literal:
+            continue  # a leading ./ or /
+        if not segment or any(mark in segment for mark in _GLOB):
+            break
+        literal.append(segment)
+    named = "/".join(literal)
+    return bool(named) and (named == folder or named.startswith(folder + "/"))
+
+
+def remove_inside(root: Path, relative: str) -> int | None:
+    """Delete the folder `relative` below `root` and everything in it, opening each folder on
+    the way without following a link; the bytes freed, or None when it was not a folder
+    there (a link, a file, gone, or a way through a link)."""
+    parts = relative.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return None
+    try:
+        parent = os.open(root, _OPEN_DIR)
+    except OSError:
+        return None
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, _OPEN_DIR, dir_fd=parent)
+            os.close(parent)
+            parent = inner
+        name = parts[-1]
+        if not stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
+            return None
+        before = disk_usage(name, parent)
+        # rmtree with dir_fd opens and compares each folder it enters: it never follows a link.
+        shutil.rmtree(name, ignore_errors=True, dir_fd=parent)
+        left = disk_usage(name, parent)  # what it could not remove (a folder made unreadable)
+        return before - left
+    except OSError:
+        return None
+    finally:
+        os.close(parent)
+
+
+def disk_usage(name: str, parent: int) -> int:
+    """The bytes the folder `name` in the open folder `parent` takes on disk (its blocks, each
+    file counted once however many links it has), not following links; 0 when gone."""
+    try:
+        top = os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return 0
+    if not stat.S_ISDIR(top.st_mode):
+        return 0
+    total, seen = top.st_blocks * 512, set()
+    for _, dirs, files, fd in os.fwalk(name, dir_fd=parent, follow_symlinks=False):
+        for entry in [*dirs, *files]:
+            try:
+                info = os.stat(entry, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue
+            if (info.st_dev, info.st_ino) not in seen:
+                seen.add((info.st_dev, info.st_ino))
+                total += info.st_blocks * 512
+    return total
