@@ -57,7 +57,7 @@ COMMANDS = {
     "clean": Entry(
         "taskhand.cli.runs",
         "clean_command",
-        "Remove RUN's worktrees and integrated task branches; keep (and say why) the rest.",
+        "Remove what runs left once integrated or disposed and past retention; keep the rest.",
     ),
     "comment": Entry(
         "taskhand.cli.moves",
@@ -73,6 +73,11 @@ COMMANDS = {
         "taskhand.cli.plan",
         "init",
         "Create a plan in FOLDER: an overview and a first task to edit.",
+    ),
+    "integration": Entry(
+        "taskhand.cli.integration",
+        "integration",
+        "Record and read what became of each result: integrated, rejected or superseded.",
     ),
     "ledger": Entry(
         "taskhand.cli.runs",
