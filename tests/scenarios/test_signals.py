@@ -364,9 +364,13 @@ def test_a_run_killed_with_sigkill_shows_interrupted_and_is_cleaned_and_resumed(
         wait_for(folder / "heartbeat", "the child's first beat", run)
         [live] = runs_json(repo)
         assert live["status"] == "running"
-        refused = taskhand(repo, "clean", live["id"])
-        assert refused.returncode == 1
-        assert f"is already being run by pid {run.process.pid} " in refused.stderr
+        waited = taskhand(repo, "clean", live["id"])  # a live run's work waits
+        assert waited.returncode == 0, waited.stderr
+        assert (
+            f"waiting on run {live['id']}: the run's plan is held by a live process "
+            f"(pid {run.process.pid} "
+        ) in waited.stdout
+        assert "removed" not in waited.stdout
         run.process.kill()
         assert run.wait() == -signal.SIGKILL
     finally:

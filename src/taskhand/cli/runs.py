@@ -13,7 +13,7 @@ from rich.table import Table
 from taskhand.cli.options import JSON, REPO
 from taskhand.plan import formats
 from taskhand.plan.model import Status
-from taskhand.run import clean, launch, lookup
+from taskhand.run import clean, launch, lookup, retention
 from taskhand.state.records import RunStatus
 from taskhand.text import dumps
 from taskhand.views import ledger as ledger_view
@@ -114,23 +114,51 @@ def ledger(task_id: str | None, run_id: str | None, repo: Path | None, as_json: 
 
 @click.command(name="clean")
 @click.argument("run_id", required=False)
-@click.option("--dry-run", is_flag=True, help="Show what would be removed; change nothing.")
+@click.option("--dry-run", is_flag=True, help="Say what would be removed and why; change nothing.")
+@click.option(
+    "--keep-done",
+    type=click.FloatRange(min=0),
+    metavar="DAYS",
+    help="Keep a passed attempt's workspace this long (default: [clean] keep_done, else 7).",
+)
+@click.option(
+    "--keep-failed",
+    type=click.FloatRange(min=0),
+    metavar="DAYS",
+    help="Keep any other ended attempt's this long (default: [clean] keep_failed, else 14).",
+)
 @REPO
-def clean_command(run_id: str | None, dry_run: bool, repo: Path | None) -> None:
-    """Remove RUN's worktrees and integrated task branches; keep (and say why) the rest."""
+def clean_command(
+    run_id: str | None,
+    dry_run: bool,
+    keep_done: float | None,
+    keep_failed: float | None,
+    repo: Path | None,
+) -> None:
+    """Remove what runs left once integrated or disposed and past retention; keep the rest.
+
+    Every run of this repository unless RUN is named. Each thing kept or waited on is said,
+    with why: a result without a disposition (and the taskhand integration set command that
+    records one), an attempt within its retention, a live run's work.
+    """
     root, state, store = lookup.open_store(repo)
     with store:
-        found = lookup.pick(store, run_id, root)
-        with clean.claimed(state, found):
-            steps = clean.plan_clean(store, state, found)
-            verb = "would remove" if dry_run else "removed"
-            for step in steps:
-                if step.kind == "keep":
-                    echo(f"kept {step.target}: {step.reason}")
-                else:
-                    echo(f"{verb} {step.kind} {step.target} ({step.reason})")
-            if not dry_run:
-                clean.apply(state, found, steps)
+        runs = [lookup.pick(store, run_id, root)] if run_id else store.runs()
+        verb = "would remove" if dry_run else "removed"
+        for found in runs:
+            kept = retention.retention_for(found, keep_done, keep_failed)
+            with clean.claimed(state, found) as holder:
+                steps = clean.plan_clean(store, state, found, kept, holder)
+                echo(f"run {found.id}:")
+                for step in steps:
+                    if step.kind is clean.Act.KEEP:
+                        echo(f"  kept {step.target}: {step.reason}")
+                    elif step.kind is clean.Act.SKIP:
+                        echo(f"  waiting on {step.target}: {step.reason}")
+                    else:
+                        echo(f"  {verb} {step.kind} {step.target} ({step.reason})")
+                if not dry_run:
+                    clean.apply(state, found, steps, holder)
 
 
 def _console() -> Console:

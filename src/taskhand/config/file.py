@@ -21,13 +21,14 @@ from taskhand.config.values import (
 from taskhand.unit import Role
 
 FILE = "taskhand.toml"
-SECTIONS = ("run", "roles", "review", "prompts", "env", "app", "deliver", "setup")
+SECTIONS = ("run", "roles", "review", "prompts", "env", "app", "deliver", "setup", "clean")
 # Keys above the first section: the plan's lifecycle.
 TOP = {"pipeline": PIPELINES, "autonomy": AUTONOMY, "prototype_rounds": None, "jobs": None}
 APP_KEYS = {"start": str, "url": str, "ready": str, "ready_seconds": (int, float)}
 DELIVER_KEYS = {"pr": bool, "remote": str, "per": str}
 RUN_KEYS = {"agent": str, "model": str, "snapshot": bool}
 SETUP_KEYS = {"copy": list, "run": str, "timeout_seconds": (int, float)}
+CLEAN_KEYS = {"keep_done": (int, float), "keep_failed": (int, float)}  # days, for `clean`
 VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -67,6 +68,10 @@ def read_file(plan_root: Path) -> dict[str, Any]:
     _check_env(path, data.get("env", {}))
     _check_table(path, "app", data.get("app", {}), APP_KEYS)
     _check_table(path, "deliver", data.get("deliver", {}), DELIVER_KEYS)
+    _check_table(path, "clean", data.get("clean", {}), CLEAN_KEYS)
+    for key, days in data.get("clean", {}).items():
+        if days < 0:
+            _bad(path, "clean", key, f"[clean] {key} = {days!r}", "a number of days, 0 or more")
     if data.get("deliver", {}).get("per", "task") not in ("task", "run"):
         _bad(path, "deliver", "per", "[deliver] per", 'one PR per "task" or per "run"')
     _check_setup(path, data.get("setup", {}))
