@@ -17,6 +17,7 @@ from taskhand.state.store import Store
 from taskhand.workspace.snapshot import tree_digests
 from tests.conftest import RunCli
 from tests.plans import md_plan, md_task
+from tests.run.test_setup import SECRET, SETUP, repo_with_setup
 from tests.runs import attempt, git, make_repo, run_plan, script, write
 
 REJECT = {
@@ -215,3 +216,20 @@ def test_clean_waits_on_a_live_run(tmp_path: Path, run_cli: RunCli) -> None:
     assert f"removed workspace {tried['T-001', 2].worktree} (T-001 attempt 2" in later.stdout
     assert not Path(tried["T-001", 2].worktree).exists()
     assert tried["T-001", 2].branch in branches(repo)
+
+
+def test_the_setup_copies_leave_a_kept_workspace(tmp_path: Path) -> None:
+    """A `.env` copied in is deleted, a tracked file copied over is put back as the result
+    has it: the checkout's secrets are not kept for days in the state folder."""
+    repo = repo_with_setup(tmp_path, ["T-001"])
+    replay = script(tmp_path, {"T-001": [attempt(write("a.txt", "a\n"))]})
+    summary, record = run_plan(repo / "plan", repo, replay, settings={"setup": SETUP})
+    assert summary.status == "completed"
+    [pruned] = record.of("workspace_pruned")
+    assert pruned.data["dropped"] == [".env", "config/local.json"]
+    assert pruned.data["folders"] == ["build"]  # what the setup command built
+    folder = Path(attempts(repo, summary.run_id)["T-001", 1].worktree)
+    assert not (folder / ".env").exists() and not (folder / "build").exists()
+    assert (folder / "config" / "local.json").read_text() == '{"db": "example"}\n'
+    assert (folder / "a.txt").read_text() == "a\n"
+    assert SECRET in (repo / ".env").read_text()  # the checkout's own stays

@@ -1,10 +1,10 @@
 """What becomes of an attempt's workspace once the attempt is over, and how long it stays.
 
-An attempt that ended keeps its workspace, so a person can read what its worker left: right
-away its rebuildable folders that git ignores are pruned (the bytes freed are logged), and
-`taskhand clean` removes the rest once the retention has passed (7 days after a passed
-attempt, 14 after any other) and its result, if it left one, has a disposition. An attempt
-that did not end (paused, interrupted) loses its workspace at once: its next try makes one.
+An attempt that ended keeps its workspace, so a person can read what its worker left. Right
+away the rebuildable folders git ignores there and the files `[setup]` copied in are pruned
+(the bytes freed are logged); `taskhand clean` removes the rest once the retention has passed
+(7 days after a passed attempt, 14 after any other) and its result, if it left one, has a
+disposition. An attempt that did not end (paused, interrupted) loses its workspace at once.
 """
 
 from __future__ import annotations
@@ -82,17 +82,19 @@ def let_go(h: Harness, task: Task, attempt_id: int, path: Path, index: Path) -> 
             return
         result = current.candidate_sha or current.base_sha
         try:
-            pruned = prune.prune(h.repo, path, index, result, task.paths)
+            copied = h.config.setup.copy
+            pruned = prune.prune(h.repo, path, index, result, task.paths, copied)
         except (git.GitError, OSError) as exc:
             h.emit(EventKind.WARNING, message=f"attempt {current.number} was not pruned: {exc}")
             return
-        if pruned.folders:
+        if pruned.folders or pruned.dropped:
             h.emit(
                 EventKind.WORKSPACE_PRUNED,
                 task.id,
                 attempt=current.number,
                 bytes=pruned.bytes,
                 folders=pruned.folders,
+                dropped=pruned.dropped,
             )
     finally:
         index.unlink(missing_ok=True)

@@ -8,7 +8,7 @@ payload declares them. The store refuses a kind or a field the catalogue does no
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, dataclass, field, fields
 from enum import Enum, StrEnum
 from typing import Any, TypeVar, get_type_hints
 
@@ -247,6 +247,7 @@ class Pruned:
     attempt: int
     bytes: int  # what the disk got back
     folders: list[str]  # the folders removed, relative to the workspace
+    dropped: list[str] = field(default_factory=list)  # the files [setup] copied in
 
 
 Payload = (

@@ -233,7 +233,8 @@ def _moved(p: TaskMoved, e: Event) -> str | None:
 
 
 def _pruned(p: Pruned, e: Event) -> str:
-    shown = ", ".join(p.folders[:3]) + (f" and {len(p.folders) - 3} more" if p.folders[3:] else "")
+    names = [*p.folders, *p.dropped]
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if names[3:] else "")
     return f"  {e.task_id}: pruned {shown} from attempt {p.attempt} ({p.bytes:,} bytes freed)"
 
 

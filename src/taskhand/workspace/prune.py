@@ -1,6 +1,6 @@
 """Pruning an ended attempt's workspace: the rebuildable folders git ignores there
-(node_modules, .venv, __pycache__, build outputs) go; source, the result commit and anything
-tracked stay.
+(node_modules, .venv, __pycache__, build outputs) and the files `[setup]` copied in go;
+source, the result commit and anything tracked stay.
 
 git lists what is ignored, run the harness's way (the user's repository as git dir, an index
 of the harness's own holding the result's tree). Removal never follows a link: every folder
@@ -32,20 +32,32 @@ _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXE
 
 @dataclass(frozen=True)
 class Pruned:
-    """What pruning removed: the folders (relative to the workspace) and the bytes freed."""
+    """What pruning removed, relative to the workspace: folders, the `[setup]` copies taken
+    out (deleted, or put back as the result has them), and the bytes freed."""
 
     folders: list[str] = field(default_factory=list)
     bytes: int = 0
+    dropped: list[str] = field(default_factory=list)
 
 
-def prune(repo: Path, path: Path, index: Path, sha: str, keep: Sequence[str] = ()) -> Pruned:
+def prune(
+    repo: Path,
+    path: Path,
+    index: Path,
+    sha: str,
+    keep: Sequence[str] = (),
+    drop: Sequence[str] = (),
+) -> Pruned:
     """Remove the rebuildable folders that git ignores in the workspace at `path`, whose
-    result is commit `sha` (read into `index`, which this overwrites). A folder a pattern of
-    `keep` reaches into (a task's declared paths, say `dist/`) stays."""
+    result is commit `sha` (read into `index`, which this overwrites), and take out the files
+    `drop` names (copies `[setup]` made: a `.env` holds secrets, and the checkout keeps the
+    original). A folder a pattern of `keep` reaches into (a task's declared paths, `dist/`)
+    stays."""
     if path.is_symlink() or not path.is_dir():
         return Pruned()
     own, env = harness_git(repo, path, index)
     git.run(repo, "read-tree", git.resolve(repo, sha), env=env)
+    dropped = _drop_copies(repo, path, own, env, drop)
     listing = ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"]
     ignored = git.fields(git.run(repo, *own, *listing, env=env).stdout)
     folders, freed = [], 0
@@ -60,7 +72,25 @@ def prune(repo: Path, path: Path, index: Path, sha: str, keep: Sequence[str] = (
         if removed is not None:
             folders.append(name)
             freed += removed
-    return Pruned(folders, freed)
+    return Pruned(folders, freed, dropped)
+
+
+def _drop_copies(
+    repo: Path, path: Path, own: tuple[str, ...], env: dict[str, str], copies: Sequence[str]
+) -> list[str]:
+    """Take out the copies `[setup]` made: deleted, or, for a file the result tracks, put
+    back as the result has it (git writes it, never through a link); the ones taken out."""
+    if not copies:
+        return []
+    literal = {**env, "GIT_LITERAL_PATHSPECS": "1"}
+    listed = git.run(repo, *own, "ls-files", "-z", "--", *copies, env=literal).stdout
+    tracked = set(git.fields(listed))
+    taken = [name for name in copies if name not in tracked and unlink_inside(path, name)]
+    if tracked:
+        names = b"".join(os.fsencode(name) + b"\0" for name in sorted(tracked))
+        checkout = ["checkout-index", "-f", "-z", "--stdin"]
+        git.run(repo, *own, *checkout, stdin=names, env=env)
+    return sorted([*taken, *tracked])
 
 
 def _reaches_into(pattern: str, folder: str) -> bool:
@@ -103,6 +133,31 @@ def remove_inside(root: Path, relative: str) -> int | None:
         return before - left
     except OSError:
         return None
+    finally:
+        os.close(parent)
+
+
+def unlink_inside(root: Path, relative: str) -> bool:
+    """Delete the file (or link: never what it points at) `relative` below `root`, reached
+    without following a link; whether there was one to delete."""
+    parts = relative.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return False
+    try:
+        parent = os.open(root, _OPEN_DIR)
+    except OSError:
+        return False
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, _OPEN_DIR, dir_fd=parent)
+            os.close(parent)
+            parent = inner
+        if stat.S_ISDIR(os.stat(parts[-1], dir_fd=parent, follow_symlinks=False).st_mode):
+            return False
+        os.unlink(parts[-1], dir_fd=parent)
+        return True
+    except OSError:
+        return False
     finally:
         os.close(parent)
 
