@@ -1,7 +1,8 @@
 """Crash safety with several jobs (`--jobs 4`): a runner killed with SIGKILL inside
 integration (a candidate replayed onto a moved run branch, recorded, landed) or at random
-moments resumes to a run where every task is done once, nothing is integrated twice, no
-workspace or branch is left, and the user's checkout is byte-identical."""
+moments resumes to a run where every task is done once, nothing is integrated twice (nor
+recorded so twice in the integration ledger), no workspace but those of attempts that ended
+and no branch is left, and the user's checkout is byte-identical."""
 
 from __future__ import annotations
 
@@ -46,12 +47,20 @@ def verify_parallel(c: Campaign) -> None:
         states = store.task_states(run.id)
         attempts = store.attempts(run.id)
         events = store.events(run.id)
+        results = store.results(run.id)
     assert run.status == "completed", f"{where}: the run is {run.status}: {run.reason}"
     assert {t: s.status for t, s in states.items()} == dict.fromkeys(ids, Status.DONE), where
     integrated = Counter(e.task_id for e in events if e.kind == "integrated")
     assert integrated == Counter(ids), f"{where}: 'integrated' events per task: {integrated}"
     passed = {a.task_id: a for a in attempts if a.status == "passed"}
     assert Counter(a.task_id for a in attempts if a.status == "passed") == Counter(ids), where
+    # The integration ledger: each landing recorded once, every other result superseded.
+    statuses = {r.attempt.id: r.disposition and r.disposition.status for r in results}
+    landings = sorted(attempt for attempt, status in statuses.items() if status == "integrated")
+    assert landings == sorted(a.id for a in passed.values()), f"{where}: {statuses}"
+    assert all(statuses.values()), f"{where}: results without a disposition: {statuses}"
+    disposed = Counter((e.task_id, e.data["attempt"]) for e in events if e.kind == "disposed")
+    assert max(disposed.values(), default=0) <= 1, f"{where}: disposed twice: {disposed}"
     assert {a.status for a in attempts} <= {"passed", "failed", "rejected", "interrupted"}
     interrupted = {a.id for a in attempts if a.status == "interrupted"}
     assert interrupted == c.interrupted, f"{where}: {sorted(interrupted)} {sorted(c.interrupted)}"
@@ -69,8 +78,11 @@ def verify_parallel(c: Campaign) -> None:
     assert tree_files(c.repo, branch) == files, f"{where}: the run branch's files"
     trees = worktrees.listed(c.repo)
     assert [t.path.resolve() for t in trees] == [c.repo.resolve()], f"{where}: {trees}"
+    # Only the workspaces of attempts that ended stay (kept for `clean`).
     leftovers = sorted(state.run_dir(run.id).glob("worktrees/*/attempt-*"))
-    assert leftovers == [], f"{where}: attempt folders left on disk: {leftovers}"
+    ended = {Path(a.worktree) for a in attempts if a.status != "interrupted"}
+    orphans = [folder for folder in leftovers if folder not in ended]
+    assert orphans == [], f"{where}: attempt folders left on disk: {orphans}"
     assert snapshot(c.repo) == c.before, f"{where}: the checkout changed"
 
 

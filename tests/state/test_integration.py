@@ -118,11 +118,20 @@ def test_the_worker_gets_a_verdict_as_its_attempt_ends(store: Store) -> None:
     reviewer = store.start_unit(accepted.id, Role.EVALUATOR, "claude", "opus", "p")
     store.finish_unit(reviewer, Case.DONE, Usage(1000, 1000, 0, 9.0), None)  # not the worker's
     store.finish_attempt(accepted.id, AttemptStatus.PASSED)
+    conflicted = ended(store, run, "T-3", AttemptStatus.FAILED)
+    replaced = store.start_attempt(run.id, "T-3", "/w", "b", "base")
+    store.start_unit(replaced.id, Role.IMPLEMENTER, "claude", "opus", "p")
+    store.finish_attempt(replaced.id, AttemptStatus.FAILED, "x", Entry(LedgerOutcome.CONFLICT, "x"))
+    outcomes = [v.outcome for v in store.worker_verdicts(run.id, "T-3")]
+    assert (store.worker_verdicts(run.id, "T-3")[0].attempt_id, outcomes) == (
+        conflicted,
+        [WorkerOutcome.FAILED, WorkerOutcome.CONFLICTED],  # not the worker's doing
+    )
     planning = store.start_attempt(run.id, "T-2", "/w", "b", "base")
     store.start_unit(planning.id, Role.PLANNER, "claude", "opus", "p")
     store.finish_attempt(planning.id, AttemptStatus.AWAITING)  # no implementer worked
 
-    verdicts = store.worker_verdicts(run.id)
+    verdicts = [v for v in store.worker_verdicts(run.id) if v.task_id == "T-1"]
     assert [
         (v.attempt_id, v.attempt, v.agent, v.model, v.attempts, v.outcome) for v in verdicts
     ] == [

@@ -27,9 +27,8 @@ from taskhand.plan import schedule
 from taskhand.plan.model import Plan, Status, Task
 from taskhand.plan.schedule import Exit
 from taskhand.run import attempt as attempts
-from taskhand.run import jobs
+from taskhand.run import jobs, retention
 from taskhand.run import lifecycle as lives
-from taskhand.run import retention
 from taskhand.run.preflight import load
 from taskhand.state import lock
 from taskhand.state.events import EventKind

@@ -13,6 +13,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from taskhand.state.database import now
+from taskhand.state.ledger import LedgerOutcome
 from taskhand.state.log import EventLog
 from taskhand.state.records import (
     HARNESS,
@@ -147,16 +148,24 @@ class IntegrationRows(EventLog):
         return self._select(DispositionRow, f"id IN ({marks}) ORDER BY id", tuple(ids))
 
 
-def record_verdict(conn: sqlite3.Connection, attempt_id: int, status: AttemptStatus) -> None:
-    """The verdict on the worker of an attempt ending as `status`, inside the caller's
-    transaction (the one that ends the attempt): its implementer's agent and model (its last
-    unit's), its tries at the task so far (attempts a kill cut short are redone, not tried
-    again), the outcome, and what its implementer units consumed. An
-    attempt no implementer worked in, or an end that judges nobody, gets none; a second call
-    changes nothing."""
+def record_verdict(
+    conn: sqlite3.Connection,
+    attempt_id: int,
+    status: AttemptStatus,
+    ledger: LedgerOutcome | None = None,
+) -> None:
+    """The verdict on the worker of an attempt ending as `status` (its ledger entry saying
+    `ledger`), inside the caller's transaction, the one that ends the attempt: its
+    implementer's agent and model (its last unit's), its tries at the task so far (attempts a
+    kill cut short are redone, not tried again), the outcome (a candidate that conflicted with
+    work landed meanwhile failed through no fault of the worker's), and what its implementer
+    units consumed. An attempt no implementer worked in, or an end that judges nobody, gets
+    none; a second call changes nothing."""
     outcome = WORKER_OUTCOMES.get(status)
     if outcome is None:
         return
+    if ledger is LedgerOutcome.CONFLICT:  # failed through no fault of the worker's
+        outcome = WorkerOutcome.CONFLICTED
     conn.execute(
         "INSERT OR IGNORE INTO worker_verdicts (attempt_id, agent, model, attempts, outcome,"
         " tokens_in, tokens_out, dollars, recorded)"

@@ -67,6 +67,7 @@ class WorkerOutcome(StrEnum):
     CAPPED = "capped"  # the task's budget ran out under it
     VIOLATION = "violation"  # it reached past its workspace
     UNJUDGED = "unjudged"  # no reviewer could judge its candidate
+    CONFLICTED = "conflicted"  # its candidate conflicted with work that landed meanwhile
 
 
 class DeliveryState(StrEnum):

@@ -273,7 +273,7 @@ class Store(LifecycleRows, IntegrationRows, DeliveryRows):
                         now(),
                     ),
                 )
-            record_verdict(conn, attempt_id, AttemptStatus(status))  # as its attempt ends
+            record_verdict(conn, attempt_id, AttemptStatus(status), outcome)
 
     def ledger(
         self, run_id: str, task_id: str | None, last: int | None = None
