@@ -62,10 +62,17 @@ def test_planted_secrets_never_travel(
             outputs[str(path)] = path.read_bytes().decode("utf-8", "replace")
     assert any(p.endswith(".jsonl") and "transcripts" in p for p in outputs)
     assert any(p.endswith("state.db") for p in outputs)
+    branch = git(repo, "branch", "--list", "taskhand/run-*", "--format=%(refname:short)").strip()
+    # The ended attempt's workspace is kept (docs/parallel.md): the files the agent wrote
+    # there are its work, byte for byte the result commit's, which holds what the agent wrote.
+    [workspace] = isolated_home.glob("repos/*/runs/*/worktrees/T-001/attempt-1")
+    for path in workspace.rglob("*"):
+        relative = path.relative_to(workspace).as_posix()
+        if path.is_file() and not relative.startswith(".git/"):
+            assert outputs.pop(str(path)) == git(repo, "show", f"{branch}:{relative}"), relative
     for where, text in outputs.items():
         for name, value in PLANTED.items():
             assert value not in text, f"{name} leaked into {where}"
-    branch = git(repo, "branch", "--list", "taskhand/run-*", "--format=%(refname:short)").strip()
     assert git(repo, "show", f"{branch}:env-seen.txt") == "\n"  # the agent's commands lack them
     assert "[redacted]" in outputs["stdout and stderr"] or any(
         "[redacted]" in t for t in outputs.values()
