@@ -100,6 +100,10 @@ def handled() -> Iterator[None]:
             previous[signum] = signal.signal(signum, _on_signal)
     try:
         yield
+        if _received is not None and not _raised:
+            # It came during the block's last bookkeeping, and no checkpoint followed: it is
+            # still the person's stop, not lost (a board beside the run waits on it).
+            raise Interrupted(_received)
     except Interrupted:
         raise
     except BaseException:
