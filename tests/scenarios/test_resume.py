@@ -36,7 +36,7 @@ from taskhand.plan.validate import validate
 from taskhand.run import launch
 from taskhand.state.events import Event, EventKind
 from taskhand.state.paths import StateDir
-from taskhand.state.records import Run
+from taskhand.state.records import Attempt, Run
 from taskhand.state.store import Store
 from taskhand.workspace import worktrees
 from taskhand.workspace.snapshot import snapshot
@@ -316,11 +316,21 @@ def random_kill(c: Campaign, rng: random.Random, ref: list[Event]) -> str:
 # -- what must hold at the end ----------------------------------------------------------------
 
 
-def verify(c: Campaign, failing: set[str], rejected: set[str]) -> None:
-    """Everything the acceptance criterion asks of a completed run that was killed often.
+@dataclass
+class Landed:
+    """A completed run's records, once every task is checked to have landed exactly once."""
 
-    `failing`: the tasks whose first attempt to reach the gates fails them, by design.
-    """
+    run: Run
+    attempts: list[Attempt]
+    events: list[Event]
+    passed: dict[str, Attempt]
+    state: StateDir
+
+
+def landed_once(c: Campaign) -> Landed:
+    """One run, completed, every task DONE and integrated once (one passing attempt, one
+    'integrated' event, one landing in the integration ledger, every other result disposed,
+    none disposed twice), however many kills came between."""
     where = c.where()
     ids = [task_id for task_id, _ in c.tasks]
     state = StateDir.for_repo(c.repo)
@@ -334,20 +344,34 @@ def verify(c: Campaign, failing: set[str], rejected: set[str]) -> None:
         results = store.results(run.id)
     assert run.status == "completed", f"{where}: the run is {run.status}: {run.reason}"
     assert {t: s.status for t, s in states.items()} == dict.fromkeys(ids, Status.DONE), where
-
-    # Each task integrated once: one passing attempt, one 'integrated' event.
     integrated = Counter(e.task_id for e in events if e.kind == "integrated")
     assert integrated == Counter(ids), f"{where}: 'integrated' events per task: {integrated}"
     passed = {a.task_id: a for a in attempts if a.status == "passed"}
     assert Counter(a.task_id for a in attempts if a.status == "passed") == Counter(ids), where
-    # The integration ledger: every result has its one disposition, each task one landing,
-    # and the harness said each once, however many kills came between.
     statuses = {r.attempt.id: r.disposition and r.disposition.status for r in results}
-    landed = [attempt for attempt, status in statuses.items() if status == "integrated"]
-    assert sorted(landed) == sorted(a.id for a in passed.values()), f"{where}: landed {landed}"
-    assert all(r.disposition for r in results), f"{where}: undisposed {results}"
+    landings = sorted(attempt for attempt, status in statuses.items() if status == "integrated")
+    assert landings == sorted(a.id for a in passed.values()), f"{where}: landed {statuses}"
+    assert all(statuses.values()), f"{where}: results without a disposition: {statuses}"
     disposed = Counter((e.task_id, e.data["attempt"]) for e in events if e.kind == "disposed")
     assert max(disposed.values(), default=0) <= 1, f"{where}: disposed twice: {disposed}"
+    return Landed(run, attempts, events, passed, state)
+
+
+def verify(c: Campaign, failing: set[str], rejected: set[str]) -> None:
+    """Everything the acceptance criterion asks of a completed run that was killed often.
+
+    `failing`: the tasks whose first attempt to reach the gates fails them, by design.
+    """
+    where = c.where()
+    ids = [task_id for task_id, _ in c.tasks]
+    landed = landed_once(c)
+    run, attempts, events, passed, state = (
+        landed.run,
+        landed.attempts,
+        landed.events,
+        landed.passed,
+        landed.state,
+    )
 
     # Attempts cut short by a kill end as 'interrupted', never 'failed'; no attempt stays open.
     ends = Counter(a.status for a in attempts)

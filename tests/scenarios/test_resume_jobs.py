@@ -7,16 +7,12 @@ and no branch is left, and the user's checkout is byte-identical."""
 from __future__ import annotations
 
 import random
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from taskhand import demo
-from taskhand.plan.model import Status
-from taskhand.state.paths import StateDir
-from taskhand.state.store import Store
 from taskhand.workspace import worktrees
 from taskhand.workspace.snapshot import snapshot
 from tests.plans import md_task
@@ -27,6 +23,7 @@ from tests.scenarios.test_resume import (
     _git,
     cli_round,
     expected_files,
+    landed_once,
     toml_script,
     tree_files,
     with_sleeps,
@@ -41,26 +38,13 @@ def verify_parallel(c: Campaign) -> None:
     conflicted with one that landed first."""
     where = c.where()
     ids = [task_id for task_id, _ in c.tasks]
-    state = StateDir.for_repo(c.repo)
-    with Store.open(state.database) as store:
-        [run] = store.runs()
-        states = store.task_states(run.id)
-        attempts = store.attempts(run.id)
-        events = store.events(run.id)
-        results = store.results(run.id)
-    assert run.status == "completed", f"{where}: the run is {run.status}: {run.reason}"
-    assert {t: s.status for t, s in states.items()} == dict.fromkeys(ids, Status.DONE), where
-    integrated = Counter(e.task_id for e in events if e.kind == "integrated")
-    assert integrated == Counter(ids), f"{where}: 'integrated' events per task: {integrated}"
-    passed = {a.task_id: a for a in attempts if a.status == "passed"}
-    assert Counter(a.task_id for a in attempts if a.status == "passed") == Counter(ids), where
-    # The integration ledger: each landing recorded once, every other result superseded.
-    statuses = {r.attempt.id: r.disposition and r.disposition.status for r in results}
-    landings = sorted(attempt for attempt, status in statuses.items() if status == "integrated")
-    assert landings == sorted(a.id for a in passed.values()), f"{where}: {statuses}"
-    assert all(statuses.values()), f"{where}: results without a disposition: {statuses}"
-    disposed = Counter((e.task_id, e.data["attempt"]) for e in events if e.kind == "disposed")
-    assert max(disposed.values(), default=0) <= 1, f"{where}: disposed twice: {disposed}"
+    landed_records = landed_once(c)
+    run, attempts, passed, state = (
+        landed_records.run,
+        landed_records.attempts,
+        landed_records.passed,
+        landed_records.state,
+    )
     assert {a.status for a in attempts} <= {"passed", "failed", "rejected", "interrupted"}
     interrupted = {a.id for a in attempts if a.status == "interrupted"}
     assert interrupted == c.interrupted, f"{where}: {sorted(interrupted)} {sorted(c.interrupted)}"

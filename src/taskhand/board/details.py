@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from taskhand.delivery.body import is_found, qa_screenshots
 from taskhand.pipeline.lifecycle import plan_key
@@ -62,6 +62,27 @@ def plan_runs(store: Store, plan: Plan) -> list[Run]:
     """The runs of this plan, oldest first."""
     runs = [r for r in store.runs() if r.plan_path == plan_key(plan)]
     return sorted(runs, key=lambda r: (r.created, r.id))
+
+
+T = TypeVar("T", Attempt, UnitRow)
+
+
+def one_of(
+    plan_root: Path, repo: Path, task_id: str, listed: Callable[[Store, str], list[T]], id_: int
+) -> tuple[Scope, T] | None:
+    """The task's record `id_` among those `listed(store, run_id)` gives in this plan's runs
+    (its attempts, its units); None when the plan, the task or the record is not there."""
+    found = scope(plan_root, repo, task_id)
+    if found is None:
+        return None
+    with opened(found) as store:
+        if store is None:
+            return None
+        for run in plan_runs(store, found.plan):
+            for record in listed(store, run.id):
+                if record.id == id_:
+                    return found, record
+    return None
 
 
 def task_details(plan_root: Path, repo: Path, task_id: str) -> dict[str, Any] | None:

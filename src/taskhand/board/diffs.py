@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from taskhand.board.details import opened, plan_runs, scope
+from taskhand.board.details import one_of
 from taskhand.state.records import Attempt
 from taskhand.workspace import diffs, git
 
@@ -33,23 +33,10 @@ def attempt_diff(
 ) -> dict[str, Any] | Missing | None:
     """The change of attempt `attempt_id` of the task; None when the task has no such
     attempt in this plan's runs."""
-    found = scope(plan_root, repo, task_id)
+    found = one_of(plan_root, repo, task_id, lambda s, run: s.attempts(run, task_id), attempt_id)
     if found is None:
         return None
-    with opened(found) as store:
-        if store is None:
-            return None
-        attempt = next(
-            (
-                a
-                for run in plan_runs(store, found.plan)
-                for a in store.attempts(run.id, task_id)
-                if a.id == attempt_id
-            ),
-            None,
-        )
-    if attempt is None:
-        return None
+    _, attempt = found
     if not attempt.candidate_sha:
         return Missing(
             f"attempt {attempt.number} of {task_id} left no change to show",

@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from taskhand.board.details import opened, plan_runs, scope
+from taskhand.board.details import one_of
 from taskhand.state.paths import StateDir
 from taskhand.text import shorten
 
@@ -27,22 +27,11 @@ def unit_transcript(
 ) -> dict[str, Any] | None:
     """The last `tail` lines of unit `unit_id`'s transcript; None when the task has no such
     unit in this plan's runs, or its transcript is not a file in the state folder."""
-    found = scope(plan_root, repo, task_id)
-    if found is None:
+    picked = one_of(plan_root, repo, task_id, lambda s, run: s.units(run, task_id), unit_id)
+    if picked is None:
         return None
-    with opened(found) as store:
-        if store is None:
-            return None
-        unit = next(
-            (
-                u
-                for run in plan_runs(store, found.plan)
-                for u in store.units(run.id, task_id)
-                if u.id == unit_id
-            ),
-            None,
-        )
-    if unit is None or not unit.transcript:
+    found, unit = picked
+    if not unit.transcript:
         return None
     path = inside(found.state, unit.transcript)
     if path is None:
