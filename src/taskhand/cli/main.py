@@ -144,6 +144,11 @@ COMMANDS = {
         "submit",
         "Send the draft TASK on to its pipeline's first stage.",
     ),
+    "task": Entry(
+        "taskhand.cli.task",
+        "task",
+        "Create a task from a JSON contract (task create), and show what became of it.",
+    ),
     "validate": Entry(
         "taskhand.cli.plan",
         "validate_command",

@@ -93,6 +93,8 @@ def build(
     # string is no value.
     top = {k: data[k] for k in ("pipeline", "autonomy", "prototype_rounds", "jobs") if k in data}
     from_file = {k: v for k, v in {**run_table, **data.get("review", {}), **top}.items() if v != ""}
+    if "base" in from_file:  # [run] base: the commit a contracts plan pins its tasks to
+        from_file["base_ref"] = from_file.pop("base")
     if "pr" in deliver:
         from_file["deliver"] = deliver.get("per", "task") if deliver["pr"] else "off"
     above = from_env(environ) | from_flags(flags or Flags())

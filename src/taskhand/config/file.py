@@ -26,7 +26,7 @@ SECTIONS = ("run", "roles", "review", "prompts", "env", "app", "deliver", "setup
 TOP = {"pipeline": PIPELINES, "autonomy": AUTONOMY, "prototype_rounds": None, "jobs": None}
 APP_KEYS = {"start": str, "url": str, "ready": str, "ready_seconds": (int, float)}
 DELIVER_KEYS = {"pr": bool, "remote": str, "per": str}
-RUN_KEYS = {"agent": str, "model": str, "snapshot": bool}
+RUN_KEYS = {"agent": str, "model": str, "snapshot": bool, "base": str}
 SETUP_KEYS = {"copy": list, "run": str, "timeout_seconds": (int, float)}
 CLEAN_KEYS = {"keep_done": (int, float), "keep_failed": (int, float)}  # days, for `clean`
 VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -52,7 +52,7 @@ def read_file(plan_root: Path) -> dict[str, Any]:
             _bad(path, key, None, what, f"use {known}")
     for key, value in data.get("run", {}).items():
         if key not in RUN_KEYS or not isinstance(value, RUN_KEYS[key]):
-            fix = "[run] takes agent and model strings, and snapshot = true or false"
+            fix = "[run] takes agent, model and base strings, and snapshot = true or false"
             _bad(path, "run", key, f"[run] {key} = {value!r}", fix)
     roles = [str(r) for r in Role]
     for role, spec in data.get("roles", {}).items():

@@ -1,0 +1,302 @@
+"""The JSON task contract (`taskhand task create`): a delegated task's title, text, base,
+allowed paths, acceptance commands and routing, checked field by field, and written as a
+Markdown task file into a contracts plan whose taskhand.toml pins the base every run starts at.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from taskhand.config.file import FILE as SETTINGS
+from taskhand.config.file import read_file
+from taskhand.errors import UserError
+from taskhand.plan import drafts, validate
+from taskhand.plan.formats import markdown
+from taskhand.plan.formats.criteria import CriterionError, parse_criterion
+from taskhand.plan.formats.files import write_atomic
+from taskhand.plan.model import Criterion, Task
+from taskhand.plan.problems import display_path
+from taskhand.plan.templates import slug
+from taskhand.text import printable
+from taskhand.workspace import git
+
+DEFAULT_PLAN = Path(".taskhand") / "contracts"  # under the repository, one plan per base
+FIELDS = (
+    "title",
+    "objective",
+    "instructions",
+    "task_class",
+    "write_policy",
+    "base_ref",
+    "base_sha",
+    "allowed_paths",
+    "acceptance",
+    "routing",
+    "timeout_seconds",
+    "max_attempts",
+    "integration_policy",
+    "depends_on",
+)
+CHECK_FIELDS = ("kind", "command", "timeout_seconds", "expected_exit_code")
+_OVERVIEW = "# Contracts\n\nTasks written from JSON contracts by `taskhand task create`.\n"
+
+
+class ContractError(UserError):
+    """A contract that cannot become a task; nothing was written."""
+
+
+@dataclass(frozen=True)
+class Contract:
+    """A checked contract: what the task file and the plan's pinned base are made of."""
+
+    title: str
+    text: str
+    base: str  # the base_sha when given (authoritative), else base_ref
+    paths: list[str]
+    criteria: list[Criterion]
+    depends: list[str] = field(default_factory=list)
+    agent: str | None = None
+    model: str | None = None
+    timeout_seconds: float | None = None
+    max_attempts: int | None = None
+
+
+@dataclass(frozen=True)
+class Created:
+    task_id: str
+    file: Path
+    plan: Path
+
+
+def read(path: Path, repo: Path) -> Contract:
+    """The contract at `path`, checked; ContractError naming the file, the field and the fix."""
+    where = display_path(path)
+
+    def bad(name: str, what: str, fix: str) -> ContractError:
+        return ContractError(f"{name}: {what}", where=where, fix=fix)
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ContractError(f"cannot read it: {exc}", where=where, fix="give a JSON file") from None
+    if not isinstance(data, dict):
+        raise ContractError("not a JSON object", where=where, fix='write {"title": ...}')
+    for key in data:
+        if key not in FIELDS:
+            raise bad(printable(str(key)), "unknown field", f"use {', '.join(FIELDS)}")
+    title = data.get("title")
+    if not isinstance(title, str) or not title.strip():
+        raise bad("title", "missing or empty", 'give a title: "title": "..."')
+    parts = [_text(data, k, bad) for k in ("objective", "instructions")]
+    if not any(parts):
+        raise bad("objective", "no objective or instructions", "say what the worker must do")
+    if data.get("write_policy") != "repo_write":
+        raise bad("write_policy", f"{data.get('write_policy')!r}", 'use "repo_write"')
+    if data.get("integration_policy", "branch_only") != "branch_only":
+        raise bad("integration_policy", f"{data['integration_policy']!r}", 'use "branch_only"')
+    return Contract(
+        title=" ".join(title.split()),
+        text="\n\n".join(p for p in parts if p),
+        base=_base(data, repo, bad),
+        paths=_paths(data.get("allowed_paths"), bad),
+        criteria=_acceptance(data.get("acceptance"), bad),
+        depends=_strings(data, "depends_on", bad),
+        agent=_routing(data, "agent", bad),
+        model=_routing(data, "model", bad),
+        timeout_seconds=_number(data, "timeout_seconds", bad),
+        max_attempts=_count(data, "max_attempts", bad),
+    )
+
+
+def create(path: Path, plan_root: Path | None, repo: Path | None = None) -> Created:
+    """Write the contract at `path` as the next task of the contracts plan (made when missing,
+    pinned to the contract's base); refused whole, with nothing written, when anything is off."""
+    root = git.find_repo(repo or Path.cwd())
+    contract = read(path, root)
+    plan_root = plan_root or root / DEFAULT_PLAN
+    settings = plan_root / SETTINGS
+    pinned = read_file(plan_root).get("run", {}).get("base") if plan_root.is_dir() else None
+    files: dict[Path, str] = {}
+    if pinned is None:
+        files[settings] = _pin(settings, contract.base)
+        if not (plan_root / markdown.OVERVIEW).exists():
+            files[plan_root / markdown.OVERVIEW] = _OVERVIEW
+    elif pinned != contract.base:
+        raise ContractError(
+            f"base: {display_path(plan_root)} runs from {pinned}, the contract from "
+            f"{contract.base}",
+            where=display_path(path),
+            fix="give another --plan for this base",
+        )
+    plan = validate.validate(plan_root).plan if plan_root.is_dir() else None
+    tasks = plan.tasks if plan is not None else []
+    known = {t.id for t in tasks}
+    for dep in contract.depends:
+        if dep not in known:
+            raise ContractError(
+                f"depends_on: {printable(dep)} is no task of {display_path(plan_root)}",
+                where=display_path(path),
+                fix="name tasks created before this one",
+            )
+    task_id = drafts.next_id(plan) if plan is not None else "T-001"
+    task = Task(
+        task_id,
+        contract.title,
+        contract.text,
+        list(contract.criteria),
+        dependencies=list(contract.depends),
+        paths=list(contract.paths),
+        agent=contract.agent,
+        model=contract.model,
+        timeout_seconds=contract.timeout_seconds,
+        max_attempts=contract.max_attempts,
+    )
+    task_file = plan_root / f"{task_id}-{slug(contract.title)}.md"
+    files[task_file] = markdown.render_task(task)
+    _write_checked(plan_root, files, path)
+    return Created(task_id, task_file, plan_root)
+
+
+def _pin(settings: Path, base: str) -> str:
+    """The settings file with `[run] base` added (kept as it was otherwise)."""
+    old = settings.read_text(encoding="utf-8") if settings.exists() else ""
+    return f"{old.rstrip()}\n\n[run]\nbase = {json.dumps(base)}\n".lstrip()
+
+
+def _write_checked(plan_root: Path, files: dict[Path, str], contract: Path) -> None:
+    """Write the files and validate the plan; on any error put everything back as it was."""
+    made_folder = not plan_root.exists()
+    before = {p: p.read_bytes() if p.exists() else None for p in files}
+    plan_root.mkdir(parents=True, exist_ok=True)
+    for target, text in files.items():
+        write_atomic(target, text)
+    report = validate.validate(plan_root)
+    if report.plan is not None and not report.errors:
+        return
+    for target, old in before.items():
+        if old is None:
+            target.unlink(missing_ok=True)
+        else:
+            write_atomic(target, old.decode("utf-8"))
+    if made_folder:
+        plan_root.rmdir()
+    first = report.errors[0] if report.errors else None
+    problem = f"{first.location()}: {first.message}" if first else "the plan cannot be read"
+    raise ContractError(
+        f"the task would break the plan ({problem})",
+        where=display_path(contract),
+        fix=f"change the contract so that {display_path(plan_root)} still validates",
+    )
+
+
+Bad = Any  # the `bad(field, what, fix)` maker of read()
+
+
+def _text(data: dict[str, Any], key: str, bad: Bad) -> str:
+    value = data.get(key, "")
+    if not isinstance(value, str):
+        raise bad(key, "not text", f'write "{key}": "..."')
+    return value.strip()
+
+
+def _base(data: dict[str, Any], repo: Path, bad: Bad) -> str:
+    """The base_sha when given (it must name a commit of the repository), else base_ref."""
+    sha = data.get("base_sha")
+    if sha is not None:
+        if not isinstance(sha, str) or len(sha) != 40 or not _is_commit(repo, sha):
+            raise bad("base_sha", f"{printable(str(sha))!r} is no commit here", "give a full sha")
+        return sha
+    ref = data.get("base_ref", "HEAD")
+    if not isinstance(ref, str) or not ref or not _is_commit(repo, ref):
+        raise bad("base_ref", f"{printable(str(ref))!r} names no commit", 'use "HEAD" or a ref')
+    return ref
+
+
+def _is_commit(repo: Path, ref: str) -> bool:
+    if ref.startswith("-"):
+        return False
+    try:
+        git.resolve(repo, ref)
+    except git.GitError:
+        return False
+    return True
+
+
+def _paths(value: object, bad: Bad) -> list[str]:
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise bad("allowed_paths", "not a list of globs", 'e.g. ["src/*.py"]')
+    for glob in value:
+        pure = PurePosixPath(glob)
+        if not glob.strip() or pure.is_absolute() or ".." in pure.parts or "," in glob:
+            fix = "give globs relative to the repository, inside it"
+            raise bad("allowed_paths", f"{printable(glob)!r} leaves the repository", fix)
+    return list(value)
+
+
+def _acceptance(value: object, bad: Bad) -> list[Criterion]:
+    if not isinstance(value, list) or not value:
+        raise bad("acceptance", "no checks", 'give [{"kind": "command", "command": [...]}]')
+    found = []
+    for n, check in enumerate(value):
+        name = f"acceptance[{n}]"
+        if not isinstance(check, dict) or check.get("kind") != "command":
+            raise bad(name, "not a command check", 'give {"kind": "command", ...}')
+        unknown = [k for k in check if k not in CHECK_FIELDS]
+        if unknown:
+            raise bad(f"{name}.{printable(str(unknown[0]))}", "unknown field", "drop it")
+        argv = check.get("command")
+        if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+            raise bad(f"{name}.command", "not an argv list", 'e.g. ["pytest", "-q"]')
+        seconds = _number(check, "timeout_seconds", bad, name) or 180.0
+        code = check.get("expected_exit_code", 0)
+        if not isinstance(code, int) or isinstance(code, bool) or not 0 <= code <= 255:
+            raise bad(f"{name}.expected_exit_code", f"{code!r}", "a number from 0 to 255")
+        text = f"`$ {shlex.join(argv)}` (exit {code}, timeout {seconds:g}s) passes"
+        try:
+            criterion = parse_criterion(text)
+        except CriterionError as exc:
+            raise bad(f"{name}.command", str(exc), "give a plainer argv") from None
+        if criterion.check is None or list(criterion.check.argv) != argv:
+            raise bad(f"{name}.command", "cannot be written as a criterion", "drop backticks")
+        found.append(criterion)
+    return found
+
+
+def _strings(data: dict[str, Any], key: str, bad: Bad) -> list[str]:
+    value = data.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise bad(key, "not a list of task ids", 'e.g. ["T-001"]')
+    return list(value)
+
+
+def _routing(data: dict[str, Any], key: str, bad: Bad) -> str | None:
+    routing = data.get("routing", {})
+    if not isinstance(routing, dict) or any(k not in ("agent", "model") for k in routing):
+        raise bad("routing", "not {agent, model}", 'e.g. {"agent": "claude"}')
+    value = routing.get(key)
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise bad(f"routing.{key}", f"{value!r}", "give a name")
+    return value
+
+
+def _number(data: dict[str, Any], key: str, bad: Bad, prefix: str = "") -> float | None:
+    value = data.get(key)
+    name = f"{prefix}.{key}" if prefix else key
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise bad(name, f"{value!r}", "a number of seconds above zero")
+    return float(value)
+
+
+def _count(data: dict[str, Any], key: str, bad: Bad) -> int | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise bad(key, f"{value!r}", "a whole number, 1 or more")
+    return value

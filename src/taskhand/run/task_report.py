@@ -1,0 +1,89 @@
+"""What became of a contract's task (`taskhand task show`): its state, the latest attempt's
+acceptance output (each check's argv, exit code and output tail), the files its latest result
+changes, and that result's disposition once recorded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from taskhand.plan import validate
+from taskhand.plan.model import Check
+from taskhand.plan.problems import display_path
+from taskhand.run.contract import ContractError
+from taskhand.state.records import Gate
+from taskhand.text import printable
+from taskhand.workspace import git
+
+OUTPUT_TAIL = 4000  # characters of a check's output shown
+
+
+def show(task_id: str, plan_root: Path, repo: Path | None = None) -> dict[str, Any]:
+    """What became of a contract's task: its state, the latest attempt's acceptance output,
+    the files its latest candidate changes, and the disposition of that result if any."""
+    from taskhand.pipeline import lifecycle, standing
+    from taskhand.state.paths import StateDir
+    from taskhand.state.store import Store
+    from taskhand.workspace import diffs
+
+    plan = validate.validate(plan_root).plan
+    task = plan.task(task_id) if plan is not None else None
+    if plan is None or task is None:
+        raise ContractError(
+            f"no task {printable(task_id)}", where=display_path(plan_root), fix="give its id"
+        )
+    statuses, standings = standing.read(plan, repo=repo)
+    found: dict[str, Any] = {
+        "id": task_id,
+        "plan": display_path(plan_root),
+        "status": str(statuses[task_id]),
+        "lifecycle": str(standings[task_id].life.status),
+        "attempt": None,
+        "acceptance": [],
+        "changed_files": [],
+        "disposition": None,
+    }
+    root = git.repo_for(plan.root, repo)
+    state = StateDir.for_repo(root)
+    if not state.database.exists():
+        return found
+    with Store.open(state.database) as store:
+        run = store.latest_run(lifecycle.plan_key(plan))
+        attempts = store.attempts(run.id, task_id) if run else []
+        if run is None or not attempts:
+            return found
+        latest = attempts[-1]
+        found["attempt"] = {
+            "number": latest.number,
+            "status": str(latest.status),
+            "base_sha": latest.base_sha,
+        }
+        found["acceptance"] = _acceptance_output(store.gates(latest.id), task.checks)
+        results = store.results(run.id, task_id)
+    candidate = next((r.attempt for r in reversed(results)), None)
+    if candidate is not None and candidate.candidate_sha:
+        changes = diffs.changed_paths(root, candidate.base_sha, candidate.candidate_sha)
+        found["candidate_sha"] = candidate.candidate_sha
+        found["changed_files"] = [{"status": c.status, "path": c.path} for c in changes]
+        disposed = results[-1].disposition
+        if disposed is not None:
+            found["disposition"] = str(disposed.status)
+    return found
+
+
+def _acceptance_output(gates: list[Gate], checks: list[Check]) -> list[dict[str, Any]]:
+    """Each gate's result; a command gate with the argv and exit code its check expected (the
+    gate runs the task's checks in order, one command gate each)."""
+    expected = iter(checks)
+    shown = []
+    for gate in gates:
+        row: dict[str, Any] = {"name": gate.name, "ok": gate.ok, "exit_code": gate.exit_code}
+        check = next(expected, None) if gate.name == "command" else None
+        if check is not None:
+            row["command"] = list(check.argv)
+            row["expected_exit_code"] = check.expected_exit_code
+        row["detail"] = gate.detail
+        row["output"] = gate.output[-OUTPUT_TAIL:]
+        shown.append(row)
+    return shown
