@@ -91,6 +91,14 @@ def test_a_second_contract_depends_on_the_first_and_a_different_base_is_refused(
     second = contract_file(tmp_path, seed_contract(title="Second", depends_on=["T-001"]))
     made = run_cli("task", "create", "--file", second, "--repo", repo, "--json")
     assert json.loads(made.stdout)["id"] == "T-002"
+    check = {"kind": "command", "command": ["sh", "-c", "exit 3"], "expected_exit_code": 3}
+    third = contract_file(tmp_path, seed_contract(title="Third", acceptance=[check]))
+    made = run_cli("task", "create", "--file", third, "--repo", repo, "--json")
+    assert made.exit_code == 0, made.output
+    assert (
+        "`$ sh -c 'exit 3'` (exit 3, timeout 180s)"
+        in Path(json.loads(made.stdout)["file"]).read_text()
+    )
     sha = git(repo, "rev-parse", "HEAD").strip()
     other = contract_file(tmp_path, seed_contract(base_ref=None, base_sha=sha))
     refused = run_cli("task", "create", "--file", other, "--repo", repo)

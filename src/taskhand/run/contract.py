@@ -119,8 +119,15 @@ def create(path: Path, plan_root: Path | None, repo: Path | None = None) -> Crea
     contract = read(path, root)
     plan_root = plan_root or root / DEFAULT_PLAN
     settings = plan_root / SETTINGS
-    pinned = read_file(plan_root).get("run", {}).get("base") if plan_root.is_dir() else None
+    run_table = read_file(plan_root).get("run") if plan_root.is_dir() else None
+    pinned = (run_table or {}).get("base")
     files: dict[Path, str] = {}
+    if run_table is not None and pinned is None:  # a second [run] table would be no TOML
+        raise ContractError(
+            f"base: {display_path(settings)} has a [run] table without base",
+            where=display_path(path),
+            fix=f'add base = "{contract.base}" to its [run], or give another --plan',
+        )
     if pinned is None:
         files[settings] = _pin(settings, contract.base)
         if not (plan_root / markdown.OVERVIEW).exists():
