@@ -95,9 +95,11 @@ def read(path: Path, repo: Path) -> Contract:
     if not any(parts):
         raise bad("objective", "no objective or instructions", "say what the worker must do")
     if data.get("write_policy") != "repo_write":
-        raise bad("write_policy", f"{data.get('write_policy')!r}", 'use "repo_write"')
+        what = f"{data.get('write_policy')!r} cannot run as a task"
+        raise bad("write_policy", what, 'use "repo_write"; other work stays with the resident')
     if data.get("integration_policy", "branch_only") != "branch_only":
-        raise bad("integration_policy", f"{data['integration_policy']!r}", 'use "branch_only"')
+        what = f"{data['integration_policy']!r} is not supported"
+        raise bad("integration_policy", what, 'use "branch_only"')
     return Contract(
         title=" ".join(title.split()),
         text="\n\n".join(p for p in parts if p),
@@ -215,7 +217,8 @@ def _base(data: dict[str, Any], repo: Path, bad: Bad) -> str:
     sha = data.get("base_sha")
     if sha is not None:
         if not isinstance(sha, str) or len(sha) != 40 or not _is_commit(repo, sha):
-            raise bad("base_sha", f"{printable(str(sha))!r} is no commit here", "give a full sha")
+            what = f"{printable(str(sha))!r} is no commit of this repository"
+            raise bad("base_sha", what, "give the full sha of a commit here, or use base_ref")
         return sha
     ref = data.get("base_ref", "HEAD")
     if not isinstance(ref, str) or not ref or not _is_commit(repo, ref):
