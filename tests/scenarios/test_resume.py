@@ -357,6 +357,17 @@ def landed_once(c: Campaign) -> Landed:
     return Landed(run, attempts, events, passed, state)
 
 
+def nothing_orphaned(c: Campaign, landed: Landed) -> None:
+    """No worktree registered but the checkout; on disk, only the workspaces of attempts that
+    ended (retained for `clean`), none of an attempt a kill cut short."""
+    trees = worktrees.listed(c.repo)
+    assert [t.path.resolve() for t in trees] == [c.repo.resolve()], f"{c.where()}: {trees}"
+    leftovers = sorted(landed.state.run_dir(landed.run.id).glob("worktrees/*/attempt-*"))
+    ended = {Path(a.worktree) for a in landed.attempts if a.status != "interrupted"}
+    orphans = [folder for folder in leftovers if folder not in ended]
+    assert orphans == [], f"{c.where()}: attempt folders left on disk: {orphans}"
+
+
 def verify(c: Campaign, failing: set[str], rejected: set[str]) -> None:
     """Everything the acceptance criterion asks of a completed run that was killed often.
 
@@ -410,15 +421,7 @@ def verify(c: Campaign, failing: set[str], rejected: set[str]) -> None:
     files = expected_files(c.repo, base, c.script, ids)
     assert tree_files(c.repo, branch) == files, f"{where}: the run branch's files"
 
-    # No worktree left: none registered but the checkout, and no attempt folder on disk.
-    trees = worktrees.listed(c.repo)
-    assert [t.path.resolve() for t in trees] == [c.repo.resolve()], f"{where}: {trees}"
-    # Only the workspaces of attempts that ended stay (retained for `clean`), none of an
-    # attempt a kill cut short.
-    leftovers = sorted(state.run_dir(run.id).glob("worktrees/*/attempt-*"))
-    ended = {Path(a.worktree) for a in attempts if a.status != "interrupted"}
-    orphans = [folder for folder in leftovers if folder not in ended]
-    assert orphans == [], f"{where}: attempt folders left on disk: {orphans}"
+    nothing_orphaned(c, landed)
 
     # The progress channel: one whole line per logged conclusion, in order, none twice.
     channel = state.progress(c.plan).read_text(encoding="utf-8")

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from taskhand import demo
-from taskhand.workspace import worktrees
 from taskhand.workspace.snapshot import snapshot
 from tests.plans import md_task
 from tests.runs import make_repo
@@ -24,6 +23,7 @@ from tests.scenarios.test_resume import (
     cli_round,
     expected_files,
     landed_once,
+    nothing_orphaned,
     toml_script,
     tree_files,
     with_sleeps,
@@ -39,12 +39,7 @@ def verify_parallel(c: Campaign) -> None:
     where = c.where()
     ids = [task_id for task_id, _ in c.tasks]
     landed_records = landed_once(c)
-    run, attempts, passed, state = (
-        landed_records.run,
-        landed_records.attempts,
-        landed_records.passed,
-        landed_records.state,
-    )
+    run, attempts, passed = landed_records.run, landed_records.attempts, landed_records.passed
     assert {a.status for a in attempts} <= {"passed", "failed", "rejected", "interrupted"}
     interrupted = {a.id for a in attempts if a.status == "interrupted"}
     assert interrupted == c.interrupted, f"{where}: {sorted(interrupted)} {sorted(c.interrupted)}"
@@ -60,13 +55,7 @@ def verify_parallel(c: Campaign) -> None:
     assert landed == {t: passed[t].candidate_sha for t in ids}, where
     files = expected_files(c.repo, base, c.script, ids)
     assert tree_files(c.repo, branch) == files, f"{where}: the run branch's files"
-    trees = worktrees.listed(c.repo)
-    assert [t.path.resolve() for t in trees] == [c.repo.resolve()], f"{where}: {trees}"
-    # Only the workspaces of attempts that ended stay (kept for `clean`).
-    leftovers = sorted(state.run_dir(run.id).glob("worktrees/*/attempt-*"))
-    ended = {Path(a.worktree) for a in attempts if a.status != "interrupted"}
-    orphans = [folder for folder in leftovers if folder not in ended]
-    assert orphans == [], f"{where}: attempt folders left on disk: {orphans}"
+    nothing_orphaned(c, landed_records)
     assert snapshot(c.repo) == c.before, f"{where}: the checkout changed"
 
 

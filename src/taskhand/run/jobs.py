@@ -70,11 +70,10 @@ def execute(runner: Runner, resumed: list[str]) -> Summary:
                 if not isinstance(status, Status):  # a run cap stopped it, resumably
                     stopped = stopped or status
                     continue
-                StatusBook(runner.load_plan(), runner.store, runner.run.id).complete(
-                    task_id, status
-                )
+                plan = runner.load_plan()
+                StatusBook(plan, runner.store, runner.run.id).complete(task_id, status)
                 h.step("TaskTrack STEP: Complete")
-                h.note_progress(runner.load_plan())
+                h.note_progress(plan)
 
 
 def _job(runner: Runner, plan: Plan, task_id: str, slot: int) -> Result:

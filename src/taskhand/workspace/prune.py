@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -107,59 +108,53 @@ def _reaches_into(pattern: str, folder: str) -> bool:
     return bool(named) and (named == folder or named.startswith(folder + "/"))
 
 
-def remove_inside(root: Path, relative: str) -> int | None:
-    """Delete the folder `relative` below `root` and everything in it, opening each folder on
-    the way without following a link; the bytes freed, or None when it was not a folder
-    there (a link, a file, gone, or a way through a link)."""
+@contextmanager
+def _parent(root: Path, relative: str) -> Iterator[tuple[int, str]]:
+    """The folder holding `relative` below `root`, opened on the way without following a
+    link, and the last name; OSError when there is no such way (or `relative` is not plain)."""
     parts = relative.split("/")
     if any(part in ("", ".", "..") for part in parts):
-        return None
-    try:
-        parent = os.open(root, _OPEN_DIR)
-    except OSError:
-        return None
+        raise OSError(f"not a plain relative path: {relative!r}")
+    parent = os.open(root, _OPEN_DIR)
     try:
         for part in parts[:-1]:
             inner = os.open(part, _OPEN_DIR, dir_fd=parent)
             os.close(parent)
             parent = inner
-        name = parts[-1]
-        if not stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
-            return None
-        before = disk_usage(name, parent)
-        # rmtree with dir_fd opens and compares each folder it enters: it never follows a link.
-        shutil.rmtree(name, ignore_errors=True, dir_fd=parent)
-        left = disk_usage(name, parent)  # what it could not remove (a folder made unreadable)
-        return before - left
-    except OSError:
-        return None
+        yield parent, parts[-1]
     finally:
         os.close(parent)
+
+
+def remove_inside(root: Path, relative: str) -> int | None:
+    """Delete the folder `relative` below `root` and everything in it, opening each folder on
+    the way without following a link; the bytes freed, or None when it was not a folder
+    there (a link, a file, gone, or a way through a link)."""
+    try:
+        with _parent(root, relative) as (parent, name):
+            if not stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
+                return None
+            before = disk_usage(name, parent)
+            # rmtree with dir_fd opens and compares each folder it enters: it never follows a
+            # link.
+            shutil.rmtree(name, ignore_errors=True, dir_fd=parent)
+            left = disk_usage(name, parent)  # what it could not remove (made unreadable)
+            return before - left
+    except OSError:
+        return None
 
 
 def unlink_inside(root: Path, relative: str) -> bool:
     """Delete the file (or link: never what it points at) `relative` below `root`, reached
     without following a link; whether there was one to delete."""
-    parts = relative.split("/")
-    if any(part in ("", ".", "..") for part in parts):
-        return False
     try:
-        parent = os.open(root, _OPEN_DIR)
+        with _parent(root, relative) as (parent, name):
+            if stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
+                return False
+            os.unlink(name, dir_fd=parent)
+            return True
     except OSError:
         return False
-    try:
-        for part in parts[:-1]:
-            inner = os.open(part, _OPEN_DIR, dir_fd=parent)
-            os.close(parent)
-            parent = inner
-        if stat.S_ISDIR(os.stat(parts[-1], dir_fd=parent, follow_symlinks=False).st_mode):
-            return False
-        os.unlink(parts[-1], dir_fd=parent)
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(parent)
 
 
 def disk_usage(name: str, parent: int) -> int:
