@@ -35,11 +35,13 @@ def run_gates(
     sandbox: Sandbox | None = None,
     passed: Sequence[str] = (),
     extra: Mapping[str, str] | None = None,
+    commands_only: bool = False,
 ) -> list[GateResult]:
     """Every gate, in order, even after one fails: the next attempt wants all the reasons.
     Checks get the allow-list's environment, the plan's `passed` names and `extra` (the
     workspace's $TASKHAND_PORT), never our keys; without a `sandbox`, they run unconfined
-    (host.sandbox.NONE)."""
+    (host.sandbox.NONE). `commands_only`: the acceptance commands alone, for a change
+    replayed onto a newer base (its paths and added lines are those already checked)."""
     # Loaded when gates run: `validate` reaches this package for `runnable` alone.
     from taskhand.gates import scope
     from taskhand.gates.checks import run_check
@@ -60,6 +62,8 @@ def run_gates(
         results.append(
             GateResult("command", done.ok, detail, done.exit_code, done.seconds, done.output)
         )
+    if commands_only:
+        return results
     whitespace = diffs.whitespace_errors(repo, base, candidate)
     results.append(
         GateResult(

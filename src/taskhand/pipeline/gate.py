@@ -16,9 +16,14 @@ from taskhand.state.records import AttemptStatus
 from taskhand.workspace import diffs
 
 
-def gate(h: Harness, work: Work) -> Ended | None:
+def gate(h: Harness, work: Work, replayed: bool = False) -> Ended | None:
+    """The checks on the candidate, each recorded; any failure sends the task to another
+    attempt. `replayed`: the change already gated, replayed onto a newer base; its acceptance
+    commands run again on the new tree, and the whitespace and scope results stand (the
+    replay changed neither its paths nor its added lines)."""
     task, attempt, worktree = work.task, work.attempt, work.ws.path
     assert work.outcome is not None and work.candidate
+    kept = [g for g in work.gates if g.name != "command"] if replayed else []
 
     def shown(text: str) -> str:  # secrets out, and paths as the agent sees them
         return h.redact(workspace_relative(text, worktree))
@@ -34,6 +39,7 @@ def gate(h: Harness, work: Work) -> Ended | None:
         h.sandbox,
         h.config.env_pass,
         ports.env_of(work.attempt.worktree),
+        commands_only=bool(kept),
     )
     results = [replace(g, detail=shown(g.detail), output=shown(g.output)) for g in found]
     for g in results:
@@ -42,6 +48,7 @@ def gate(h: Harness, work: Work) -> Ended | None:
     broken = h.breaches(before, "the acceptance checks", task.id)
     if broken:
         return h.violation(attempt, task, broken)
+    results += kept
     work.gates = results
     failures = [g.detail for g in results if not g.ok]
     if not failures:

@@ -63,7 +63,7 @@ class Guard:
     # -- the run's own branches -------------------------------------------------------------
 
     def own_refs(self) -> set[str]:
-        branches = {self.run.run_branch, *(a.branch for a in self.store.attempts(self.run.id))}
+        branches = {self.run.run_branch, *self.store.attempt_branches(self.run.id)}
         return {f"refs/heads/{b}" for b in branches if b}
 
     def head(self, attempts: list[Attempt] | None = None) -> tuple[str, set[str]]:
@@ -83,17 +83,38 @@ class Guard:
         return last, allowed
 
     def check_refs(self, task_id: str | None = None) -> list[str]:
-        """Put back every branch of the run that is not where the store says; what was wrong."""
+        """Put back every branch of the run that is not where the store says; what was wrong.
+
+        Read first without the landing lock, so jobs do not queue behind each other's
+        landings to find all in order. What looks wrong may be a landing half done (a branch
+        moved, its record not yet written): it is read again under the lock, and only what is
+        still wrong then is put back. Landing itself checks under the lock, so the run never
+        builds on a branch this quick read let pass."""
+        if not self._wrong(*self._read()):
+            return []
         with self.landing:
             return self._check_refs(task_id)
 
+    def _read(self) -> tuple[list[Attempt], dict[str, str]]:
+        attempts = self.store.attempts(self.run.id)
+        task_branches = {a.branch for a in attempts if a.candidate_sha}
+        return attempts, refs.branch_shas(self.repo, [self.run.run_branch, *sorted(task_branches)])
+
+    def _wrong(self, attempts: list[Attempt], now: dict[str, str]) -> bool:
+        if now.get(self.run.run_branch) not in self.head(attempts)[1]:
+            return True
+        return any(
+            sha not in _values(attempts, name)
+            for name, sha in now.items()
+            if name != self.run.run_branch
+        )
+
     def _check_refs(self, task_id: str | None) -> list[str]:
         found = []
-        attempts = self.store.attempts(self.run.id)
+        attempts, now = self._read()
         expected, allowed = self.head(attempts)
         branch = self.run.run_branch
         task_branches = {a.branch for a in attempts if a.candidate_sha}
-        now = refs.branch_shas(self.repo, [branch, *sorted(task_branches)])
         if now.get(branch) not in allowed:
             found.append(
                 f"the run branch {branch} was moved to {_short(now.get(branch))}; put back at "

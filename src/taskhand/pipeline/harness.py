@@ -218,6 +218,8 @@ class Harness:
         caps = self.caps
         if caps.run_seconds is not None and time.monotonic() - self.started > caps.run_seconds:
             return f"the run's wall-clock cap of {caps.run_seconds:g}s was reached"
+        if caps.run_tokens is None and caps.run_dollars is None:
+            return ""  # nothing to add up (asked before every unit of every job)
         used = self.store.usage(self.run.id)
         if caps.run_tokens is not None and used.tokens_in + used.tokens_out >= caps.run_tokens:
             return f"the run's token cap of {caps.run_tokens} was reached"
@@ -227,6 +229,8 @@ class Harness:
 
     def task_cap(self, task_id: str) -> str:
         caps = self.caps
+        if caps.task_tokens is None and caps.task_dollars is None:
+            return ""
         used = self.store.counted_usage(self.run.id, task_id)  # since a reopen, if any
         if caps.task_tokens is not None and used.tokens_in + used.tokens_out >= caps.task_tokens:
             return f"the task's token cap of {caps.task_tokens} was reached"

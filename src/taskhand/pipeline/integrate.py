@@ -3,10 +3,11 @@ the stages after it (deliver) pass it on.
 
 Candidates land one at a time (several jobs share one queue). The run branch is checked
 first: one an agent moved is put back, and this candidate is not built on. When another
-task landed since this candidate's base, its change is replayed onto the new head and the
-gate runs again on the new tree before it lands; a conflict or a failing gate sends the task
-to a new attempt from the new head, saying what conflicted. A candidate that lands
-gets its disposition in the integration ledger.
+task landed since this candidate's base, its change is replayed onto the new head and its
+acceptance commands run again on the new tree before it lands (its paths and added lines,
+which scope and whitespace judge, are the ones already checked); a conflict or a failing
+check sends the task to a new attempt from the new head, saying what conflicted. A
+candidate that lands gets its disposition in the integration ledger.
 """
 
 from __future__ import annotations
@@ -82,8 +83,8 @@ def _onto(h: Harness, work: Work, head: str) -> Ended | None:
     work.attempt = replace(attempt, base_sha=head, candidate_sha=replayed.sha)
     work.candidate, work.summary = replayed.sha, ""
     workspace.prepare(h.repo, work.ws.path, work.ws.index, replayed.sha, None)
-    # The checks again, on the tree that would land, in a workspace set up as before.
-    return set_up(h, work) or gate(h, work)
+    # The acceptance commands again, on the tree that would land, set up as before.
+    return set_up(h, work) or gate(h, work, replayed=True)
 
 
 def record_landing(h: Harness, attempt: Attempt, sha: str) -> None:

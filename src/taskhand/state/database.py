@@ -8,6 +8,7 @@ changes that already survive a crash; in WAL mode readers never block the writer
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -99,6 +100,19 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
+_WRITERS: dict[str, threading.RLock] = {}
+_WRITERS_GUARD = threading.Lock()
+
+
+def _writer_lock(path: Path) -> threading.RLock:
+    """The lock this process's writers of the database at `path` take in turn. Connections of
+    one process (several jobs, one each) queue on it instead of on SQLite's busy handler,
+    whose backoff sleeps up to 100 ms at a time while the lock is long free."""
+    key = os.path.realpath(path)
+    with _WRITERS_GUARD:
+        return _WRITERS.setdefault(key, threading.RLock())
+
+
 class Database:
     """One connection. Safe to share between threads of one process."""
 
@@ -107,6 +121,7 @@ class Database:
         self._conn = conn
         # One transaction at a time on this connection; other processes wait on busy_timeout.
         self._lock = threading.RLock()
+        self._writer = _writer_lock(path)
 
     def close(self) -> None:
         with self._lock:
@@ -118,7 +133,7 @@ class Database:
         survives the process being killed at any instant, and a power loss takes it only if it
         comes before the next synced commit (the WAL is flushed in order, earlier commits
         with it). For what nothing acts on: the events that only tell what happened."""
-        with self._lock:
+        with self._lock, self._writer:
             if not synced:
                 self._conn.execute("PRAGMA synchronous = NORMAL")
             try:

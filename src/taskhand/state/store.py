@@ -289,6 +289,11 @@ class Store(LifecycleRows, IntegrationRows, DeliveryRows):
         where = "run_id = ?1 AND (?2 IS NULL OR task_id = ?2) ORDER BY id"
         return self._select(Attempt, where, (run_id, task_id))
 
+    def attempt_branches(self, run_id: str) -> set[str]:
+        """The task branches the run's attempts made (asked around every unit: one column)."""
+        rows = self._rows("SELECT DISTINCT branch FROM attempts WHERE run_id = ?", (run_id,))
+        return {r["branch"] for r in rows if r["branch"]}
+
     def counted_attempts(self, run_id: str, task_id: str) -> list[Attempt]:
         """The task's attempts its caps count: those since it was last reopened."""
         state = self.task_states(run_id).get(task_id)

@@ -73,7 +73,22 @@ HARDENING = (
 _HARDENING_ARGS = tuple(arg for setting in HARDENING for arg in ("-c", setting))
 
 
+# The hardened environment, kept with the raw environment it was made from: every git call
+# needs it, and making it anew decodes every variable (a measurable cost per task with jobs).
+_made: tuple[object, dict[str, str]] | None = None
+
+
 def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    global _made
+    raw = getattr(os.environ, "_data", None)  # the variables as bytes, where os keeps them
+    made = _made
+    if raw is None or made is None or made[0] != raw:
+        made = (dict(raw) if raw is not None else None, _hardened())
+        _made = made
+    return {**made[1], **(extra or {})}
+
+
+def _hardened() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _REDIRECTING}
     # C locale keeps messages parseable; no optional locks so reading status never rewrites
     # the user's index; no prompts so a call can never wait on a terminal; no replace refs,
@@ -88,7 +103,6 @@ def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     )
     for name in ("GIT_EXTERNAL_DIFF", "GIT_ASKPASS", "GIT_SSH", "GIT_SSH_COMMAND"):
         env.pop(name, None)
-    env.update(extra or {})
     return env
 
 
@@ -209,9 +223,27 @@ def dirty_paths(repo: Path) -> list[str]:
 
 @functools.lru_cache(maxsize=16)
 def common_dir(repo: Path) -> Path:
-    """The repository's own .git folder, which its worktrees share (it never moves)."""
+    """The repository's own .git folder, which its worktrees share (it never moves).
+
+    Asked of git once per checkout: the answer is kept with the identity of the checkout's
+    .git (folder or file), and asked again when that is another."""
+    try:
+        info = os.stat(os.path.join(repo, ".git"))
+        identity: tuple[int, int] | None = (info.st_dev, info.st_ino)
+    except OSError:
+        identity = None
+    known = _COMMON_DIRS.get(str(repo))
+    if identity is not None and known is not None and known[0] == identity:
+        return known[1]
     common = Path(output(repo, "rev-parse", "--git-common-dir"))
-    return (common if common.is_absolute() else repo / common).resolve()
+    found = (common if common.is_absolute() else repo / common).resolve()
+    if identity is not None:
+        _COMMON_DIRS[str(repo)] = (identity, found)
+    return found
+
+
+# checkout -> (the identity of its .git, its common dir)
+_COMMON_DIRS: dict[str, tuple[tuple[int, int], Path]] = {}
 
 
 def _identity(role: str, config: dict[str, str]) -> tuple[str, str]:

@@ -79,9 +79,10 @@ def _loose_refs(common: Path, refs: list[str]) -> dict[str, str] | None:
     if (common / "reftable").exists():
         return None
     found: dict[str, str] = {}
+    folder = str(common)  # plain strings: a run reads every branch it made after every unit
     for ref in refs:
         try:
-            fd = os.open(common / ref, os.O_RDONLY | os.O_NOFOLLOW)
+            fd = os.open(os.path.join(folder, ref), os.O_RDONLY | os.O_NOFOLLOW)
         except OSError:  # missing (or packed), a link, or unreadable: git knows
             return None
         with os.fdopen(fd, "rb") as handle:
