@@ -9,10 +9,14 @@ from typing import Any
 
 import pytest
 
+from taskhand.state.paths import StateDir
 from tests.conftest import RunCli
 from tests.runs import attempt, git, make_repo, script, write
 
-PLAN = Path(".taskhand") / "contracts"
+
+def contracts(repo: Path) -> Path:
+    """The default contracts plan: in the repository's state folder, not its checkout."""
+    return StateDir.for_repo(repo).contracts
 
 
 def seed_contract(**changes: Any) -> dict[str, Any]:
@@ -57,17 +61,18 @@ def test_a_contract_runs_at_its_base_and_shows_its_checks_and_changes(
     assert created.exit_code == 0, created.output
     made = json.loads(created.stdout)
     assert made["id"] == "T-001"
-    assert Path(made["plan"]) == repo / PLAN
+    assert Path(made["plan"]) == contracts(repo)
     text = Path(made["file"]).read_text()
     assert "paths: src/*.py" in text
     assert "(exit 0, timeout 180s)" in text
-    assert f'base = "{base}"' in (repo / PLAN / "taskhand.toml").read_text()
+    assert f'base = "{base}"' in (contracts(repo) / "taskhand.toml").read_text()
+    assert git(repo, "status", "--porcelain", "--ignored") == ""  # the checkout as it was
 
     replay = script(tmp_path, {"T-001": [attempt(write("src/mod.py", "VALUE = 1\n"))]})
-    ran = run_cli("run", repo / PLAN, "--script", replay, "--repo", repo)
+    ran = run_cli("run", contracts(repo), "--script", replay, "--repo", repo)
     assert ran.exit_code == 0, ran.output
 
-    shown = run_cli("task", "show", "T-001", "--plan", repo / PLAN, "--repo", repo, "--json")
+    shown = run_cli("task", "show", "T-001", "--plan", contracts(repo), "--repo", repo, "--json")
     assert shown.exit_code == 0, shown.output
     found = json.loads(shown.stdout)
     assert found["status"] == "DONE"
@@ -76,7 +81,7 @@ def test_a_contract_runs_at_its_base_and_shows_its_checks_and_changes(
     assert command["ok"] and command["exit_code"] == command["expected_exit_code"] == 0
     assert command["output"] == "imported\n"
     assert found["attempt"]["base_sha"] == base
-    text = run_cli("task", "show", "T-001", "--plan", repo / PLAN, "--repo", repo).stdout
+    text = run_cli("task", "show", "T-001", "--repo", repo).stdout  # the default plan
     assert "T-001: DONE" in text and "A src/mod.py" in text
     # Only the worker's file: the run started at base_sha, not at the later HEAD.
     assert found["changed_files"] == [{"status": "A", "path": "src/mod.py"}]
@@ -106,6 +111,38 @@ def test_a_second_contract_depends_on_the_first_and_a_different_base_is_refused(
     assert "base:" in refused.stderr and "--plan" in refused.stderr
 
 
+def test_a_replayed_task_shows_each_check_once_with_its_argv(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    """Two contracts run at once: the one that lands second is replayed onto the first and
+    its commands run again; `task show` gives the latest result of each check, in order."""
+    repo = make_repo(tmp_path / "repo")
+    for n in (1, 2):
+        checks = [
+            {"kind": "command", "command": ["test", "-f", f"src/m{n}.py"]},
+            {"kind": "command", "command": ["sh", "-c", "exit 4"], "expected_exit_code": 4},
+        ]
+        made = contract_file(tmp_path, seed_contract(title=f"Module {n}", acceptance=checks))
+        assert run_cli("task", "create", "--file", made, "--repo", repo).exit_code == 0
+    steps = {f"T-00{n}": [attempt(write(f"src/m{n}.py", "X = 1\n"))] for n in (1, 2)}
+    replay = script(tmp_path, steps)
+    ran = run_cli("run", contracts(repo), "--script", replay, "--repo", repo, "--jobs", "2")
+    assert ran.exit_code == 0, ran.output
+    shown = [
+        json.loads(run_cli("task", "show", t, "--repo", repo, "--json").stdout)
+        for t in ("T-001", "T-002")
+    ]
+    for n, found in enumerate(shown, start=1):
+        rows = [(g["name"], g.get("command"), g["ok"]) for g in found["acceptance"]]
+        assert rows == [
+            ("command", ["test", "-f", f"src/m{n}.py"], True),
+            ("command", ["sh", "-c", "exit 4"], True),
+            ("whitespace", None, True),
+            ("scope", None, True),
+        ]
+        assert found["acceptance"][1]["exit_code"] == 4
+
+
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
@@ -132,4 +169,4 @@ def test_a_bad_contract_is_one_line_naming_the_field_and_writes_nothing(
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert "contract.json" in lines[0] and f"{field}:" in lines[0] and "(fix:" in lines[0]
-    assert not (repo / ".taskhand").exists()
+    assert not contracts(repo).exists()

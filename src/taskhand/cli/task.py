@@ -20,7 +20,7 @@ PLAN = click.option(
     "--plan",
     "plan",
     type=click.Path(path_type=Path),
-    help=f"The contracts plan (default: {contract.DEFAULT_PLAN} in the repository).",
+    help="The contracts plan (default: the repository's, in its taskhand state folder).",
 )
 
 
@@ -58,7 +58,7 @@ def create(path: Path, plan: Path | None, repo: Path | None, as_json: bool) -> N
 @JSON
 def show(task_id: str, plan: Path | None, repo: Path | None, as_json: bool) -> None:
     """TASK's state, its latest acceptance output and the files its result changes."""
-    root = plan or git.find_repo(repo or Path.cwd()) / contract.DEFAULT_PLAN
+    root = plan or contract.default_plan(git.find_repo(repo or Path.cwd()))
     found = task_report.show(task_id, root, repo)
     if as_json:
         click.echo(dumps(found))

@@ -21,10 +21,10 @@ from taskhand.plan.formats.files import write_atomic
 from taskhand.plan.model import Criterion, Task
 from taskhand.plan.problems import display_path
 from taskhand.plan.templates import slug
+from taskhand.state.paths import StateDir
 from taskhand.text import printable
 from taskhand.workspace import git
 
-DEFAULT_PLAN = Path(".taskhand") / "contracts"  # under the repository, one plan per base
 FIELDS = (
     "title",
     "objective",
@@ -119,7 +119,7 @@ def create(path: Path, plan_root: Path | None, repo: Path | None = None) -> Crea
     pinned to the contract's base); refused whole, with nothing written, when anything is off."""
     root = git.find_repo(repo or Path.cwd())
     contract = read(path, root)
-    plan_root = plan_root or root / DEFAULT_PLAN
+    plan_root = plan_root or default_plan(root)
     settings = plan_root / SETTINGS
     run_table = read_file(plan_root).get("run") if plan_root.is_dir() else None
     pinned = (run_table or {}).get("base")
@@ -168,6 +168,12 @@ def create(path: Path, plan_root: Path | None, repo: Path | None = None) -> Crea
     files[task_file] = markdown.render_task(task)
     _write_checked(plan_root, files, path)
     return Created(task_id, task_file, plan_root)
+
+
+def default_plan(repo: Path) -> Path:
+    """The contracts plan of `repo` when none is named: in its state folder, outside the
+    checkout (one plan per base: a contract with another base names its own --plan)."""
+    return StateDir.for_repo(repo).contracts
 
 
 def _pin(settings: Path, base: str) -> str:

@@ -73,17 +73,25 @@ def show(task_id: str, plan_root: Path, repo: Path | None = None) -> dict[str, A
 
 
 def _acceptance_output(gates: list[Gate], checks: list[Check]) -> list[dict[str, Any]]:
-    """Each gate's result; a command gate with the argv and exit code its check expected (the
-    gate runs the task's checks in order, one command gate each)."""
-    expected = iter(checks)
-    shown = []
+    """The latest result of each check: the commands with the argv and exit code each
+    expected, then the other gates. Every round of checks runs all the task's commands in
+    order (a replay onto a newer base runs them again, alone), so the last of the command
+    gates, as many as the task has checks, are the latest round's, in the checks' order."""
+    commands = [g for g in gates if g.name == "command"]
+    latest = commands[len(commands) - len(checks) :] if len(commands) > len(checks) else commands
+    shown = [_row(gate, check) for gate, check in zip(latest, checks, strict=False)]
+    others: dict[str, Gate] = {}
     for gate in gates:
-        row: dict[str, Any] = {"name": gate.name, "ok": gate.ok, "exit_code": gate.exit_code}
-        check = next(expected, None) if gate.name == "command" else None
-        if check is not None:
-            row["command"] = list(check.argv)
-            row["expected_exit_code"] = check.expected_exit_code
-        row["detail"] = gate.detail
-        row["output"] = gate.output[-OUTPUT_TAIL:]
-        shown.append(row)
-    return shown
+        if gate.name != "command":
+            others[gate.name] = gate  # the later result of a name stands
+    return shown + [_row(gate, None) for gate in others.values()]
+
+
+def _row(gate: Gate, check: Check | None) -> dict[str, Any]:
+    row: dict[str, Any] = {"name": gate.name, "ok": gate.ok, "exit_code": gate.exit_code}
+    if check is not None:
+        row["command"] = list(check.argv)
+        row["expected_exit_code"] = check.expected_exit_code
+    row["detail"] = gate.detail
+    row["output"] = gate.output[-OUTPUT_TAIL:]
+    return row

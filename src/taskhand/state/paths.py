@@ -36,6 +36,12 @@ class StateDir:
     def database(self) -> Path:
         return self.root / "state.db"
 
+    @property
+    def contracts(self) -> Path:
+        """The default contracts plan (`taskhand task create`): kept here, not in the
+        checkout, so delegating a task leaves the user's working tree as it was."""
+        return self.root / "contracts"
+
     def run_dir(self, run_id: str) -> Path:
         return self.root / "runs" / run_id
 
