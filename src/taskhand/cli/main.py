@@ -84,6 +84,11 @@ COMMANDS = {
         "ledger",
         "What became of each attempt at TASK (default: every task): checks, verdicts, change.",
     ),
+    "lint": Entry(
+        "taskhand.cli.lint",
+        "lint_command",
+        "Check PLAN as an author should: validate's rules and the authoring checks, coded.",
+    ),
     "new": Entry(
         "taskhand.cli.moves",
         "new",
