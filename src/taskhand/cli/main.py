@@ -64,6 +64,11 @@ COMMANDS = {
         "comment",
         "Leave TEXT for TASK's next unit; on a prototype awaiting review, ask for another round.",
     ),
+    "convert": Entry(
+        "taskhand.cli.convert",
+        "convert_command",
+        "Write PLAN in the other dialect into the new folder OUT; say what was not carried over.",
+    ),
     "demo": Entry(
         "taskhand.cli.run",
         "demo_command",

@@ -1,0 +1,75 @@
+"""`taskhand convert`: a plan rewritten in the other dialect into a new folder, with what
+was carried as text or dropped, one line each. Parsing and printing only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from taskhand.cli.options import JSON
+from taskhand.plan import convert as plan_convert
+from taskhand.plan import validate
+from taskhand.plan.model import Dialect
+from taskhand.plan.problems import display_path, relative_path
+from taskhand.text import dumps, printable
+
+
+@click.command(name="convert")
+@click.argument("plan", type=click.Path(path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="A new folder.")
+@click.option(
+    "--dialect",
+    type=click.Choice([d.value for d in Dialect]),
+    required=True,
+    help="The dialect to write.",
+)
+@click.option("--code", help="The TaskTrack plan code, 3 to 5 letters A-Z (default: kept).")
+@click.option(
+    "--spec",
+    type=click.Path(path_type=Path),
+    help="A TaskTrack spec publication (TaskTrack-*.md) to copy in.",
+)
+@JSON
+def convert_command(
+    plan: Path, out: Path, dialect: str, code: str | None, spec: Path | None, as_json: bool
+) -> None:
+    """Write PLAN in the other dialect into the new folder OUT; say what was not carried over.
+
+    Ids are renamed (CODE-N <-> T-NNN) with every dependency; phases, criteria and their
+    commands, statuses and outcomes are kept, in fields or as text the reverse conversion
+    reads back."""
+    with validate.collector_paused():
+        conversion, written = plan_convert.convert_folder(plan, out, Dialect(dialect), code, spec)
+        check = validate.validate(out)
+    result = conversion.plan
+    if as_json:
+        data: dict[str, Any] = {
+            "from": str(
+                Dialect.MARKDOWN if result.dialect is Dialect.TASKTRACK else Dialect.TASKTRACK
+            ),
+            "to": str(result.dialect),
+            "out": relative_path(out),
+            "code": result.code,
+            "tasks": len(result.tasks),
+            "phases": len(result.phases),
+            "ids": conversion.ids,
+            "files": [relative_path(p) for p in written],
+            "notes": conversion.notes,
+            "errors": len(check.errors),
+            "warnings": len(check.warnings),
+        }
+        click.echo(dumps(data, indent=2))
+        return
+    code_text = f", code {result.code}" if result.code else ""
+    click.echo(
+        f"wrote {display_path(out)}: a {result.dialect} plan{code_text}, {len(result.tasks)} "
+        f"tasks in {len(result.phases)} phases ({len(check.errors)} errors, "
+        f"{len(check.warnings)} warnings: taskhand validate {display_path(out)})"
+    )
+    for old, new in conversion.ids.items():
+        click.echo(f"  {printable(old)} -> {printable(new)}")
+    for note in conversion.notes:
+        click.echo(f"note: {printable(note)}")

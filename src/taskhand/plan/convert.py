@@ -1,0 +1,271 @@
+"""Converting a plan between our two dialects: ids renamed (CODE-N <-> T-NNN) and every
+dependency with them, phases, criteria and their commands kept; what the other dialect has
+no field for is carried as text (plan/carried.py) or named, one line each, in the notes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from taskhand.errors import UserError
+from taskhand.plan import carried
+from taskhand.plan.formats import tasktrack
+from taskhand.plan.formats.criteria import CriterionError, parse_duration
+from taskhand.plan.formats.tasktrack_edit import now
+from taskhand.plan.model import Dialect, Exchange, Phase, Plan, Status, Task, counter, id_key
+from taskhand.plan.templates import default_code
+from taskhand.plan.validate import validate
+from taskhand.plan.write import check_out_folder, write_plan
+
+OUTCOMES = ("Request", "Response", "Resolution", "Failure")
+SETTING_KEYS = ("paths", "agent", "model", "timeout", "max_attempts")
+
+
+class ConvertError(UserError):
+    """A plan that cannot be converted as asked: the message says why, and the fix."""
+
+
+@dataclass
+class Conversion:
+    plan: Plan  # in the target dialect, its root the output folder
+    ids: dict[str, str]  # source id -> new id
+    notes: list[str] = field(default_factory=list)  # carried as text, or dropped
+
+
+def convert_folder(
+    path: Path, out: Path, dialect: Dialect, code: str | None = None, spec: Path | None = None
+) -> tuple[Conversion, list[Path]]:
+    """Read the plan at `path`, convert it and write it into the new folder `out`; refused
+    before anything is written when the plan has errors or `out` holds files."""
+    check_out_folder(out)
+    source = validate(path).require()
+    if source.dialect is dialect:
+        other = Dialect.MARKDOWN if dialect is Dialect.TASKTRACK else Dialect.TASKTRACK
+        raise ConvertError(
+            f"{path} is already a {dialect} plan", fix=f"convert it with --dialect {other}"
+        )
+    if spec is not None and dialect is not Dialect.TASKTRACK:
+        raise ConvertError("--spec applies to a TaskTrack result", fix="drop --spec")
+    if spec is not None and (not spec.is_file() or not tasktrack.SPEC_RE.match(spec.name)):
+        raise ConvertError(
+            f"{spec} is not a spec publication file",
+            fix="give an existing file named TaskTrack-<REVISION>.md",
+        )
+    conversion = convert(source, dialect, out, code)
+    if dialect is Dialect.TASKTRACK and spec is None:
+        conversion.notes.append(
+            "the spec publication: the folder has none; copy a TaskTrack-<REVISION>.md into "
+            "it, or convert again with --spec FILE"
+        )
+    return conversion, write_plan(conversion.plan, out, spec)
+
+
+def convert(source: Plan, dialect: Dialect, out: Path, code: str | None = None) -> Conversion:
+    """`source` in `dialect`, its root `out`; nothing is read or written."""
+    if dialect is Dialect.TASKTRACK:
+        return to_tasktrack(source, out, code)
+    if code is not None:
+        raise ConvertError("--code applies to a TaskTrack result", fix="drop --code")
+    return to_markdown(source, out)
+
+
+def to_markdown(source: Plan, out: Path) -> Conversion:
+    width = max([3, *(len(counter(t.id)) for t in source.tasks)])
+    ids = {t.id: f"T-{int(counter(t.id)):0{width}d}" for t in source.tasks}
+    notes = []
+    tasks = []
+    for task in source.tasks:
+        description, settings = carried.take_settings(task.description)
+        new = Task(
+            ids[task.id],
+            task.title,
+            criteria=list(task.criteria),
+            phase=task.phase,
+            dependencies=[ids.get(d, d) for d in task.dependencies],
+            kind=task.kind,
+            pipeline=task.pipeline,
+        )
+        _apply_settings(new, settings)
+        record = _record(task, source.created)
+        new.description = carried.add_section(description, carried.RECORD, record)
+        tasks.append(new)
+    recorded = [t.id for t in source.tasks if _record(t, source.created)]
+    if recorded:
+        notes.append(
+            f"statuses, update times, requests and outcomes of {', '.join(recorded)}: kept "
+            f"as text in their '## {carried.RECORD}' sections (a Markdown run keeps statuses "
+            "itself and starts every task OPEN)"
+        )
+    plan_items = [("Code", source.code or ""), ("Created", source.created or now())]
+    if source.resources:
+        plan_items.append(("Resources", ", ".join(source.resources)))
+    plan_items += [(f"Phase {p.number}", p.title) for p in source.phases]
+    body = carried.deepen(source.objective, -1)
+    section = f"## {carried.PLAN_RECORD}\n{carried.render_items(plan_items)}"
+    overview = f"# {source.title}\n\n{body}\n\n{section}"
+    notes.append(
+        f"the plan's code, creation time, resources and phase titles: kept as text in the "
+        f"overview's '## {carried.PLAN_RECORD}' section"
+    )
+    if source.spec_path is not None:
+        notes.append(f"the spec publication {source.spec_path.name}: dropped (Markdown has none)")
+    notes += _empty_phases(source)
+    plan = Plan(
+        Dialect.MARKDOWN,
+        out,
+        source.title,
+        tasks,
+        [Phase(p.number, p.title, [ids[i] for i in p.task_ids if i in ids]) for p in source.phases],
+        overview_text=overview.rstrip() + "\n",
+    )
+    return Conversion(plan, ids, notes)
+
+
+def to_tasktrack(source: Plan, out: Path, code: str | None) -> Conversion:
+    overview, plan_items = carried.take_section(source.overview_text, carried.PLAN_RECORD)
+    recorded = dict(plan_items)
+    code = code or recorded.get("Code") or default_code(out)
+    if not tasktrack.CODE_RE.match(code):
+        raise ConvertError(f"plan code {code!r} must be 3 to 5 letters A-Z", fix="--code FOO")
+    stamp = recorded.get("Created") or now()
+    numbers = {t.id: int(counter(t.id)) for t in source.tasks}
+    if 0 in numbers.values() or len(set(numbers.values())) < len(numbers):
+        ordered = sorted(source.tasks, key=lambda t: (t.phase, id_key(t.id)))
+        numbers = {t.id: n for n, t in enumerate(ordered, start=1)}
+    ids = {i: f"{code}-{n}" for i, n in numbers.items()}
+    phase_of = {old: new for new, old in enumerate(sorted({t.phase for t in source.tasks}), 1)}
+    notes = []
+    moved = [f"{old} -> {new}" for old, new in phase_of.items() if old != new]
+    if moved:
+        notes.append(
+            f"phases renumbered 1, 2, 3 in order, as TaskTrack has them ({', '.join(moved)})"
+        )
+    tasks = []
+    for task in source.tasks:
+        description, record = carried.take_section(task.description, carried.RECORD)
+        new = Task(
+            ids[task.id],
+            task.title,
+            criteria=list(task.criteria),
+            phase=phase_of[task.phase],
+            dependencies=[ids.get(d, d) for d in task.dependencies],
+            kind=task.kind,
+            pipeline=task.pipeline,
+            updated=stamp,
+        )
+        settings = _settings(task)
+        new.description = carried.add_settings(description or task.title, settings)
+        notes += _apply_record(new, record)
+        tasks.append(new)
+        if task.documents:
+            names = ", ".join(f"'## {name}'" for name in task.documents)
+            notes.append(f"{task.id}: its lifecycle sections {names}: dropped")
+    with_settings = [t.id for t in source.tasks if _settings(t)]
+    if with_settings:
+        notes.append(
+            f"paths, agents, models, timeouts and attempts of {', '.join(with_settings)}: kept "
+            "as text closing their descriptions (TaskTrack has no such fields: a run there "
+            "neither confines nor routes them)"
+        )
+    phases = [
+        Phase(n, recorded.get(f"Phase {old}") or f"Phase {n}")
+        for old, n in sorted(phase_of.items())
+    ]
+    for task in sorted(tasks, key=lambda t: id_key(t.id)):
+        phases[task.phase - 1].task_ids.append(task.id)
+    title_line = f"# {source.title}"
+    objective = overview.strip().removeprefix(title_line).strip()
+    plan = Plan(
+        Dialect.TASKTRACK,
+        out,
+        source.title,
+        sorted(tasks, key=lambda t: id_key(t.id)),
+        phases,
+        code=code,
+        objective=carried.deepen(objective, 1) or source.title,
+        created=stamp,
+        resources=[r.strip() for r in recorded.get("Resources", "").split(",") if r.strip()],
+    )
+    return Conversion(plan, ids, notes)
+
+
+def _record(task: Task, created: str | None) -> carried.Items:
+    """A TaskTrack task's fields that a Markdown task has no place for; none for a task
+    that is simply OPEN since the plan was made."""
+    items: carried.Items = []
+    for exchange in task.exchanges:
+        items.append(("Request", exchange.request))
+        if exchange.response is not None:
+            items.append(("Response", exchange.response))
+    if task.resolution is not None:
+        items.append(("Resolution", task.resolution))
+    if task.failure is not None:
+        items.append(("Failure", task.failure))
+    items += list(task.extra.items())
+    if task.status is Status.OPEN and not items and task.updated in (None, created):
+        return []
+    return [("Status", str(task.status)), ("Updated", task.updated or now()), *items]
+
+
+def _apply_record(task: Task, record: carried.Items) -> list[str]:
+    notes = []
+    for name, value in record:
+        if name == "Status" and value in Status.__members__:
+            task.status = Status(value)
+        elif name == "Updated":
+            task.updated = value
+        elif name == "Request":
+            task.exchanges.append(Exchange(value))
+        elif name == "Response" and task.exchanges and task.exchanges[-1].response is None:
+            task.exchanges[-1].response = value
+        elif name in ("Resolution", "Failure"):
+            setattr(task, name.lower(), value)
+        else:
+            task.extra[name] = value
+    missing = {Status.DONE: "resolution", Status.FAIL: "failure"}.get(task.status)
+    if missing and getattr(task, missing) is None:
+        setattr(task, missing, "(none recorded before the conversion)")
+        notes.append(f"{task.id}: {task.status} without a {missing}; one was written to say so")
+    if task.status is Status.WAIT and not (task.exchanges and task.exchanges[-1].response is None):
+        task.status = Status.OPEN
+        notes.append(f"{task.id}: WAIT without an open request; set OPEN")
+    return notes
+
+
+def _settings(task: Task) -> carried.Items:
+    """A Markdown task's settings that TaskTrack has no field for, as frontmatter writes them."""
+    items: carried.Items = []
+    if task.paths:
+        items.append(("paths", ", ".join(task.paths)))
+    items += [(key, getattr(task, key)) for key in ("agent", "model") if getattr(task, key)]
+    if task.timeout_seconds is not None:
+        items.append(("timeout", f"{task.timeout_seconds:g}s"))
+    if task.max_attempts is not None:
+        items.append(("max_attempts", str(task.max_attempts)))
+    return items + list(task.extra.items())
+
+
+def _apply_settings(task: Task, settings: carried.Items) -> None:
+    for key, value in settings:
+        try:
+            if key == "paths":
+                task.paths = [p.strip() for p in value.split(",") if p.strip()]
+            elif key in ("agent", "model") and value:
+                setattr(task, key, value)
+            elif key == "timeout":
+                task.timeout_seconds = parse_duration(value)
+            elif key == "max_attempts" and value.isdigit():
+                task.max_attempts = int(value)
+            else:
+                task.extra[key] = value
+        except CriterionError:
+            task.extra[key] = value
+
+
+def _empty_phases(source: Plan) -> list[str]:
+    return [
+        f"phase {p.number} ({p.title}): dropped, it has no tasks"
+        for p in source.phases
+        if not p.task_ids
+    ]
