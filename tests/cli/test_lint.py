@@ -57,3 +57,13 @@ def test_a_missing_plan_is_one_finding(tmp_path: object, run_cli: RunCli) -> Non
         "no-such-plan: error [format]: no such plan folder (fix: check the path, or create "
         "one: taskhand init DIR)"
     )
+
+
+def test_validate_lint_adds_the_authoring_checks(write_plan: WritePlan, run_cli: RunCli) -> None:
+    folder = write_plan(tt_plan([[("FOO-1", "OPEN")], [("FOO-2", "OPEN")], [("FOO-3", "OPEN")]]))
+    assert "serialized" not in run_cli("validate", folder, "--json").stdout
+    result = run_cli("validate", folder, "--lint", "--json")
+    assert result.exit_code == 0
+    [problem] = json.loads(result.stdout)["problems"]
+    assert problem["rule"] == "serialized" and "critical path 3 of 3" in problem["message"]
+    assert run_cli("validate", folder, "--lint", "--strict").exit_code == 1

@@ -107,12 +107,17 @@ def init(
 @PLAN
 @JSON
 @click.option("--strict", is_flag=True, help="Fail on warnings too.")
+@click.option("--lint", is_flag=True, help="Add the authoring checks (as taskhand lint).")
 @_one_shot
-def validate_command(plan: Path, as_json: bool, strict: bool) -> None:
+def validate_command(plan: Path, as_json: bool, strict: bool, lint: bool) -> None:
     """Check PLAN against every rule of its dialect; list all problems at once."""
     from taskhand.run import preflight  # here: show and next never ask whether a plan can run
 
     report = preflight.validate(plan)
+    if lint:
+        from taskhand.plan import lint as authoring
+
+        report = authoring.extend(report)
     ok = report.ok(strict)
     if as_json:
         summary: dict[str, Any] = {
