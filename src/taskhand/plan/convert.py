@@ -100,7 +100,9 @@ def to_markdown(source: Plan, out: Path) -> Conversion:
     plan_items = [("Code", source.code or ""), ("Created", source.created or now())]
     if source.resources:
         plan_items.append(("Resources", ", ".join(source.resources)))
-    plan_items += [(f"Phase {p.number}", p.title) for p in source.phases]
+    plan_items += [
+        (f"Phase {p.number}", p.title) for p in source.phases if p.title != f"Phase {p.number}"
+    ]
     body = carried.deepen(source.objective, -1)
     section = f"## {carried.PLAN_RECORD}\n{carried.render_items(plan_items)}"
     overview = f"# {source.title}\n\n{body}\n\n{section}"
