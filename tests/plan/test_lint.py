@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from taskhand.plan.lint import RULES, findings, lint, uncheckable
+from taskhand.plan.lint import RULES, findings, lint, to_fix, uncheckable
 from taskhand.plan.problems import Severity
 from tests.conftest import WritePlan
 from tests.plans import md_plan, md_task, tt_plan
@@ -173,3 +173,15 @@ def test_every_code_is_documented_and_unreadable_plans_report_format(
     assert [f.code for f in findings(lint(tmp_path / "missing"))] == ["format"]
     assert set(RULES) >= {"cycle", "serialized", "uncheckable-criterion"}
     assert all(f.as_json()["code"] for f in found)
+
+
+def test_what_goes_back_to_an_author_is_errors_and_authoring_warnings(
+    write_plan: WritePlan,
+) -> None:
+    files = tt_plan([[("FOO-1", "OPEN")], [("FOO-2", "OPEN")]], {"FOO-2": "FOO-1"}, spec=False)
+    files["FOO-1.md"] = str(files["FOO-1.md"]).replace("- it works", "- it works well")
+    report = lint(write_plan(files))
+    assert [f.code for f in findings(report)] == [
+        "cross-phase-dependency", "spec", "uncheckable-criterion"
+    ]  # fmt: skip
+    assert [f.code for f in to_fix(report)] == ["cross-phase-dependency", "uncheckable-criterion"]

@@ -47,9 +47,7 @@ def convert_command(
     result = conversion.plan
     if as_json:
         data: dict[str, Any] = {
-            "from": str(
-                Dialect.MARKDOWN if result.dialect is Dialect.TASKTRACK else Dialect.TASKTRACK
-            ),
+            "from": str(conversion.source),
             "to": str(result.dialect),
             "out": relative_path(out),
             "code": result.code,

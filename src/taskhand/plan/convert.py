@@ -28,6 +28,7 @@ class ConvertError(UserError):
 
 @dataclass
 class Conversion:
+    source: Dialect
     plan: Plan  # in the target dialect, its root the output folder
     ids: dict[str, str]  # source id -> new id
     notes: list[str] = field(default_factory=list)  # carried as text, or dropped
@@ -121,7 +122,7 @@ def to_markdown(source: Plan, out: Path) -> Conversion:
         [Phase(p.number, p.title, [ids[i] for i in p.task_ids if i in ids]) for p in source.phases],
         overview_text=overview.rstrip() + "\n",
     )
-    return Conversion(plan, ids, notes)
+    return Conversion(source.dialect, plan, ids, notes)
 
 
 def to_tasktrack(source: Plan, out: Path, code: str | None) -> Conversion:
@@ -189,7 +190,7 @@ def to_tasktrack(source: Plan, out: Path, code: str | None) -> Conversion:
         created=stamp,
         resources=[r.strip() for r in recorded.get("Resources", "").split(",") if r.strip()],
     )
-    return Conversion(plan, ids, notes)
+    return Conversion(source.dialect, plan, ids, notes)
 
 
 def _record(task: Task, created: str | None) -> carried.Items:

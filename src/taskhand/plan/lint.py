@@ -105,6 +105,12 @@ def findings(report: Report) -> list[Finding]:
     return [_finding(p, root) for p in report.problems]
 
 
+def to_fix(report: Report) -> list[Finding]:
+    """What an authoring loop hands back to its agent: every error, and the warnings of the
+    authoring rules (not, say, a missing spec publication, which the harness adds)."""
+    return [f for f in findings(report) if f.is_error or f.code in AUTHORING]
+
+
 def _finding(problem: Problem, root: Path) -> Finding:
     try:
         file = str(problem.path.relative_to(root)) if problem.path != root else "."
