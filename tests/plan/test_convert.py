@@ -149,10 +149,13 @@ def test_markdown_to_tasktrack_and_back_keeps_what_both_hold(
 def test_the_notes_say_what_travels_as_text_and_what_is_dropped(
     write_plan: WritePlan, tmp_path: Path
 ) -> None:
-    conversion, written = convert_folder(write_plan(TASKTRACK), tmp_path / "md", Dialect.MARKDOWN)
+    files = {**TASKTRACK, "taskhand.toml": "[run]\nagent = 'replay'\n"}
+    conversion, written = convert_folder(write_plan(files), tmp_path / "md", Dialect.MARKDOWN)
     notes = "\n".join(conversion.notes)
     assert "FOO-1, FOO-2, FOO-3, FOO-4: kept as text in their '## TaskTrack record'" in notes
     assert "the spec publication TaskTrack-v1.md: dropped" in notes
+    assert "the plan's taskhand.toml: not copied" in notes
+    assert not (tmp_path / "md" / "taskhand.toml").exists()
     assert sorted(p.name for p in written)[0] == "T-001-count-words.md"
 
 

@@ -19,7 +19,7 @@ from taskhand.plan.validate import validate
 from taskhand.plan.write import check_out_folder, write_plan
 
 OUTCOMES = ("Request", "Response", "Resolution", "Failure")
-SETTING_KEYS = ("paths", "agent", "model", "timeout", "max_attempts")
+SETTINGS_FILE = "taskhand.toml"  # a plan's own settings, beside its files
 
 
 class ConvertError(UserError):
@@ -54,6 +54,11 @@ def convert_folder(
             fix="give an existing file named TaskTrack-<REVISION>.md",
         )
     conversion = convert(source, dialect, out, code)
+    if (source.root / SETTINGS_FILE).is_file():
+        conversion.notes.append(
+            f"the plan's {SETTINGS_FILE}: not copied (it may name what one dialect has and the "
+            "other not); copy it in by hand if it still applies"
+        )
     if dialect is Dialect.TASKTRACK and spec is None:
         conversion.notes.append(
             "the spec publication: the folder has none; copy a TaskTrack-<REVISION>.md into "
