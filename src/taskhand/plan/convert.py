@@ -138,7 +138,8 @@ def to_tasktrack(source: Plan, out: Path, code: str | None) -> Conversion:
         raise ConvertError(f"plan code {code!r} must be 3 to 5 letters A-Z", fix="--code FOO")
     stamp = recorded.get("Created") or now()
     numbers = {t.id: int(counter(t.id)) for t in source.tasks}
-    if 0 in numbers.values() or len(set(numbers.values())) < len(numbers):
+    usable = all(0 < n < 10**9 for n in numbers.values())  # TaskTrack's N: 1 to 9 digits
+    if not usable or len(set(numbers.values())) < len(numbers):
         ordered = sorted(source.tasks, key=lambda t: (t.phase, id_key(t.id)))
         numbers = {t.id: n for n, t in enumerate(ordered, start=1)}
     ids = {i: f"{code}-{n}" for i, n in numbers.items()}
