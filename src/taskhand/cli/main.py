@@ -74,6 +74,11 @@ COMMANDS = {
         "demo_command",
         "Build a small project and plan in a temporary repository and run it with replay.",
     ),
+    "import": Entry(
+        "taskhand.cli.imports",
+        "import_command",
+        "Make a plan in --out from FILE: a Spec Kit tasks.md or a Taskmaster tasks.json.",
+    ),
     "init": Entry(
         "taskhand.cli.plan",
         "init",

@@ -1,0 +1,297 @@
+"""Taskmaster's `tasks.json` as a draft plan: the tagged form (`{"master": {"tasks": [...],
+"metadata": {...}}, "other-tag": {...}}`, one tag imported: --tag, else master, else the
+first, as Taskmaster itself resolves it) and the older `{"tasks": [...], "metadata": {...}}`.
+
+Taskmaster has no phases: every task goes into one phase, ordered by its dependencies alone.
+Each subtask becomes a task of its own, numbered before its parent; the parent then depends
+on its subtasks (it finishes and checks the whole), and each subtask waits for what its parent
+waits for, as Taskmaster offers a parent's subtasks only once its dependencies are done. A
+subtask's number dependency names a sibling, as in Taskmaster; "2.3" names subtask 3 of task 2.
+testStrategy and acceptanceCriteria become criteria, details join the description, files
+marked create or modify in relevantFiles become `paths`, and priority, type, tags and the like
+are kept as text; done and completed tasks are DONE, cancelled ones DONE saying so.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from taskhand.plan.imports.draft import Draft, Dropped, Item
+from taskhand.plan.imports.source import ImportFileError
+
+MASTER = "master"
+KNOWN_MAJOR = "1"
+_TEXT_KEYS = {"priority": "Priority", "type": "Type", "tags": "Tags", "complexity": "Complexity"}
+_TEXT_KEYS |= {"assignee": "Assignee", "effort": "Effort"}
+_MAPPED = {"id", "title", "description", "details", "testStrategy", "status", "dependencies"}
+_MAPPED |= {"subtasks", "acceptanceCriteria", "relevantFiles", "parentTaskId", "parentId"}
+_ID = re.compile(r"^[0-9]{1,9}$")
+_SUB_ID = re.compile(r"^([0-9]{1,9})\.([0-9]{1,9})$")
+_WRITES = ("create", "modify")
+
+
+class TaskmasterStatus(StrEnum):
+    """The statuses Taskmaster writes."""
+
+    PENDING = "pending"
+    IN_PROGRESS = "in-progress"
+    DONE = "done"
+    COMPLETED = "completed"
+    REVIEW = "review"
+    DEFERRED = "deferred"
+    CANCELLED = "cancelled"
+    BLOCKED = "blocked"
+
+
+def read(data: Any, source: Path, tag: str | None = None) -> Draft:
+    """The draft plan of a Taskmaster tasks.json already read as JSON `data`."""
+    tasks, at, chosen, meta, dropped = _select(data, source, tag)
+    _check_version(meta, source, at)
+    top = {_id_of(task, f"{at}[{n}]", source) for n, task in enumerate(tasks)}
+    context = f"Taskmaster's {source.name}" + (f", tag {chosen}" if chosen else "")
+    unmapped: dict[str, tuple[int, str]] = {}
+    items: list[Item] = []
+    for n, task in enumerate(tasks):
+        items += _items(task, f"{at}[{n}]", top, context, source, unmapped, dropped)
+    for key, (count, where) in unmapped.items():
+        dropped.append(Dropped(where, f"the field {key} ({count} times) has no home in a plan"))
+    name = meta.get("projectName") or meta.get("name") or f"Taskmaster tasks ({chosen or MASTER})"
+    objective = f"{name}: the tasks of {context}, imported by taskhand."
+    if isinstance(meta.get("description"), str) and meta["description"].strip():
+        objective += "\n\n" + meta["description"]
+    return Draft(str(name), objective, [f"Tasks ({chosen or MASTER})"], items, dropped)
+
+
+def _select(
+    data: Any, source: Path, tag: str | None
+) -> tuple[list[Any], str, str | None, dict[str, Any], list[Dropped]]:
+    """The tasks to import, their JSON path, the tag, its metadata, and the tags left out."""
+    where = str(source)
+    if isinstance(data, dict) and isinstance(data.get("tasks"), list):
+        if tag not in (None, MASTER):
+            raise ImportFileError(
+                f"--tag {tag}: the file has no tags", where=where, fix="leave --tag out"
+            )
+        return data["tasks"], "$.tasks", None, _dict(data.get("metadata")), []
+    tags = (
+        {k: v for k, v in data.items() if isinstance(v, dict) and isinstance(v.get("tasks"), list)}
+        if isinstance(data, dict)
+        else {}
+    )
+    if not tags:
+        raise ImportFileError(
+            'JSON, but not a Taskmaster tasks.json taskhand knows: no "tasks" list, '
+            'at the top or under a tag like "master"',
+            where=where,
+            fix="give Taskmaster's .taskmaster/tasks/tasks.json",
+        )
+    if tag is not None and tag not in tags:
+        raise ImportFileError(
+            f"no tag {tag!r} in the file", where=where, fix=f"use one of: {', '.join(tags)}"
+        )
+    chosen = tag or (MASTER if MASTER in tags else next(iter(tags)))
+    dropped = [
+        Dropped(
+            _path(other),
+            f"tag {other!r} ({len(body['tasks'])} tasks) is not imported: "
+            f"import it on its own with --tag {other}",
+        )
+        for other, body in tags.items()
+        if other != chosen
+    ]
+    return (
+        tags[chosen]["tasks"],
+        f"{_path(chosen)}.tasks",
+        chosen,
+        _dict(tags[chosen].get("metadata")),
+        dropped,
+    )
+
+
+def _path(tag: str) -> str:
+    return f"$.{tag}" if re.fullmatch(r"[A-Za-z_][\w-]*", tag) else f"$[{tag!r}]"
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _check_version(meta: dict[str, Any], source: Path, at: str) -> None:
+    version = meta.get("version")
+    if version is not None and str(version).split(".")[0] != KNOWN_MAJOR:
+        raise ImportFileError(
+            f"Taskmaster format version {version}, which taskhand does not know "
+            f"(it reads version {KNOWN_MAJOR}.x)",
+            where=f"{source} at {at.rsplit('.', 1)[0]}.metadata.version",
+            fix="save the tasks with a Taskmaster release that writes version 1, or "
+            "report the new version",
+        )
+
+
+def _id_of(entry: Any, at: str, source: Path) -> str:
+    """A task's or subtask's id as text; anything but a whole number is a shape not known."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("title"), str):
+        raise ImportFileError(
+            "not a Taskmaster task: no title",
+            where=f"{source} at {at}",
+            fix="give each task an id and a title, as Taskmaster writes them",
+        )
+    raw = entry.get("id")
+    text = str(raw) if isinstance(raw, int | str) and not isinstance(raw, bool) else ""
+    if not _ID.match(text):
+        raise ImportFileError(
+            f"task id {raw!r} is not a whole number, as Taskmaster's file storage writes it",
+            where=f"{source} at {at}.id",
+            fix="give the tasks.json of Taskmaster's local file storage",
+        )
+    return str(int(text))
+
+
+def _items(
+    task: dict[str, Any],
+    at: str,
+    top: set[str],
+    context: str,
+    source: Path,
+    unmapped: dict[str, tuple[int, str]],
+    dropped: list[Dropped],
+) -> list[Item]:
+    key = _id_of(task, at, source)
+    own = _deps(task, at, key, None, top, set(), dropped)
+    raw_subtasks = _list(task.get("subtasks"))
+    subs = [
+        (n, s, f"{key}.{_id_of(s, f'{at}.subtasks[{n}]', source)}")
+        for n, s in enumerate(raw_subtasks)
+    ]
+    siblings = {sub_key.split(".")[1] for _, _, sub_key in subs}
+    items = []
+    for n, sub, sub_key in subs:
+        where = f"{at}.subtasks[{n}]"
+        item = _item(
+            sub,
+            where,
+            sub_key,
+            f'subtask {sub_key} of task {key} "{task["title"]}"',
+            context,
+            unmapped,
+            dropped,
+        )
+        item.deps = [*_deps(sub, where, sub_key, key, top, siblings, dropped), *own]
+        items.append(item)
+    parent = _item(task, at, key, f"task {key}", context, unmapped, dropped)
+    parent.deps = [*own, *(sub_key for _, _, sub_key in subs)]
+    if subs:
+        parent.text += (
+            f"\n\nIts {len(subs)} subtasks come first, as tasks of their own; this "
+            "task completes and checks the whole."
+        )
+    return [*items, parent]
+
+
+def _item(
+    entry: dict[str, Any],
+    at: str,
+    key: str,
+    what: str,
+    context: str,
+    unmapped: dict[str, tuple[int, str]],
+    dropped: list[Dropped],
+) -> Item:
+    parts = [str(entry.get(k) or "").strip() for k in ("description", "details")]
+    notes = [f"{label}: {_words(entry[k])}" for k, label in _TEXT_KEYS.items() if entry.get(k)]
+    origin = f"From {context}: {what}" + (f" ({'; '.join(notes)})." if notes else ".")
+    item = Item(key, entry["title"], "\n\n".join([*filter(None, parts), origin]), 0, at)
+    item.criteria = _lines(entry.get("testStrategy")) + _lines(entry.get("acceptanceCriteria"))
+    files = _list(entry.get("relevantFiles"))
+    item.paths = [
+        f["path"]
+        for f in files
+        if isinstance(f, dict) and isinstance(f.get("path"), str) and f.get("action") in _WRITES
+    ]
+    item.done = _status(entry, at, key, context, dropped)
+    for name in entry:
+        if name not in _MAPPED and name not in _TEXT_KEYS:
+            count, first = unmapped.get(name, (0, f"{at}.{name}"))
+            unmapped[name] = (count + 1, first)
+    return item
+
+
+def _status(
+    entry: dict[str, Any], at: str, key: str, context: str, dropped: list[Dropped]
+) -> str | None:
+    """The resolution of a task the source has finished; None for one still to do."""
+    raw = str(entry.get("status") or TaskmasterStatus.PENDING).strip().lower()
+    if raw in (TaskmasterStatus.DONE, TaskmasterStatus.COMPLETED):
+        return f"Imported as done: {raw} in {context}."
+    if raw == TaskmasterStatus.CANCELLED:
+        dropped.append(
+            Dropped(
+                f"{at}.status",
+                f"{key} is cancelled: imported as DONE (saying "
+                "so in its resolution) so that no run takes it up",
+            )
+        )
+        return f"Cancelled in {context}; imported as DONE so that no run takes it up."
+    if raw != TaskmasterStatus.PENDING:
+        dropped.append(
+            Dropped(
+                f"{at}.status",
+                f"{key}'s status {raw!r} has no home: imported as OPEN, so a run takes it up",
+            )
+        )
+    return None
+
+
+def _deps(
+    entry: dict[str, Any],
+    at: str,
+    key: str,
+    parent: str | None,
+    top: set[str],
+    siblings: set[str],
+    dropped: list[Dropped],
+) -> list[str]:
+    """The dependencies of a task (parent None) or subtask, as the keys of their items."""
+    raw = entry.get("dependencies")
+    found = []
+    for n, dep in enumerate(raw if isinstance(raw, list) else []):
+        text = str(dep).strip() if isinstance(dep, int | str) and not isinstance(dep, bool) else ""
+        sub = _SUB_ID.match(text)
+        if sub:
+            found.append(f"{int(sub[1])}.{int(sub[2])}")
+        elif (
+            _ID.match(text)
+            and parent is not None
+            and (str(int(text)) in siblings or str(int(text)) not in top)
+        ):
+            found.append(f"{parent}.{int(text)}")  # a number in a subtask names a sibling
+        elif _ID.match(text):
+            found.append(str(int(text)))
+        else:
+            dropped.append(
+                Dropped(f"{at}.dependencies[{n}]", f"{key}'s dependency {dep!r} is not a task id")
+            )
+    return found
+
+
+def _lines(value: Any) -> list[str]:
+    """Criteria from a text (one per line, list marks taken off) or a list of texts."""
+    texts = value if isinstance(value, list) else [value] if isinstance(value, str) else []
+    found = []
+    for text in (t for t in texts if isinstance(t, str)):
+        for line in text.split("\n"):
+            line = re.sub(r"^\s*(?:[-*\u2022]|\d+[.)])\s+", "", line).strip()
+            if line:
+                found.append(line)
+    return found
+
+
+def _words(value: Any) -> str:
+    return ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
