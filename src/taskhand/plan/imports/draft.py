@@ -113,10 +113,12 @@ def build(draft: Draft, dialect: Dialect, code: str, root: Path, source: Path) -
         resources=[str(source.resolve())],
     )
     if dialect is Dialect.MARKDOWN:
+        # The dialect keeps phase numbers only: their titles are told here.
+        titles = "".join(f"- Phase {p.number}: {p.title}\n" for p in phases)
         plan.overview_text = (
-            f"# {plan.title}\n\n## Goal\n{plan.objective}\n\n## Source\n"
-            f"Imported by taskhand from {plan.resources[0]}; each task says where in it "
-            "it was written.\n"
+            f"# {plan.title}\n\n## Goal\n{plan.objective}\n\n## Phases\n{titles}\n"
+            f"## Source\nImported by taskhand from {plan.resources[0]}; each task says where "
+            "in it it was written.\n"
         )
     return Built(plan, ids, dropped)
 

@@ -204,7 +204,8 @@ def _dependency_lines(
             dropped.append(
                 Dropped(
                     f"{name}:{number}",
-                    f"a line naming tasks in no dependency form taskhand reads: {line.strip()!r}",
+                    "kept as text only: a line naming tasks in no dependency form taskhand "
+                    f"reads: {line.strip()!r}",
                 )
             )
     return "\n".join(line for _, line in section.text).strip()

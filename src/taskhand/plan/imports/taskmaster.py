@@ -57,7 +57,8 @@ def read(data: Any, source: Path, tag: str | None = None) -> Draft:
     for n, task in enumerate(tasks):
         items += _items(task, f"{at}[{n}]", top, context, source, unmapped, dropped)
     for key, (count, where) in unmapped.items():
-        dropped.append(Dropped(where, f"the field {key} ({count} times) has no home in a plan"))
+        times = "once" if count == 1 else f"{count} times"
+        dropped.append(Dropped(where, f"the field {key} ({times}) has no home in a plan"))
     name = meta.get("projectName") or meta.get("name") or f"Taskmaster tasks ({chosen or MASTER})"
     objective = f"{name}: the tasks of {context}, imported by taskhand."
     if isinstance(meta.get("description"), str) and meta["description"].strip():

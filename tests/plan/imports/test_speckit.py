@@ -1,0 +1,158 @@
+"""Spec Kit tasks.md imports: every task and dependency of three files shaped like the public
+template (current and older), in both dialects, and what is reported as dropped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from taskhand.plan.imports.speckit import paths_in
+from taskhand.plan.model import Dialect, Status
+from tests.plan.imports import holds, imported
+
+# What each fixture says: its task ids, the tasks done ([X]), and each dependency its text
+# writes out or its order implies (a task without [P] after the one before it and the [P]
+# ones between); (later, first).
+ALBUMS = {
+    "tasks": [f"T{n:03d}" for n in range(1, 21)],
+    "done": ["T001", "T002"],
+    "deps": [
+        ("T002", "T001"),
+        ("T007", "T004"),
+        ("T007", "T005"),
+        ("T007", "T006"),
+        ("T012", "T010"),
+        ("T012", "T011"),
+        ("T012", "T008"),
+        ("T013", "T012"),
+        ("T014", "T013"),
+        ("T017", "T016"),
+        ("T017", "T015"),
+        ("T020", "T018"),
+        ("T008", "T007"),
+        ("T015", "T014"),
+        ("T018", "T017"),
+    ],
+    "free": ["T003", "T004", "T005", "T006", "T008", "T009", "T010", "T011", "T015"],
+}
+WEATHER = {
+    "tasks": [f"T{n:03d}" for n in range(1, 19)],
+    "done": ["T001", "T002"],
+    "deps": [
+        ("T008", "T004"),
+        ("T013", "T007"),
+        ("T009", "T008"),
+        ("T010", "T008"),
+        ("T015", "T014"),
+        ("T012", "T011"),
+        ("T016", "T013"),
+        ("T002", "T001"),
+    ],
+    "free": ["T003", "T004", "T005", "T006", "T007", "T008", "T014", "T016", "T017"],
+}
+KANBAN = {
+    "tasks": [f"T{n:03d}" for n in range(1, 20)],
+    "done": [],
+    "deps": [
+        ("T009", "T008"),
+        ("T010", "T009"),
+        ("T011", "T007"),
+        ("T014", "T012"),
+        ("T017", "T015"),
+        ("T006", "T004"),
+        ("T018", "T017"),
+    ],
+    "free": ["T002", "T003", "T007", "T008", "T011", "T012", "T013", "T015", "T016"],
+}
+FIXTURES = {
+    "speckit-albums.md": ALBUMS,
+    "speckit-weather-cli.md": WEATHER,
+    "speckit-kanban.md": KANBAN,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+@pytest.mark.parametrize("fixture", list(FIXTURES))
+def test_every_task_and_dependency_is_kept(tmp_path: Path, fixture: str, dialect: Dialect) -> None:
+    expected = FIXTURES[fixture]
+    done, plan = imported(tmp_path, fixture, dialect, code="SHOP")
+    assert list(done.ids) == expected["tasks"]
+    assert [t.id for t in plan.tasks] == list(done.ids.values())
+    for later, first in expected["deps"]:
+        assert holds(plan, done.ids, later, first), (later, first)
+    by_id = plan.by_id()
+    for free in expected["free"]:  # [P] tasks wait for nothing: the phase is not serialized
+        assert by_id[done.ids[free]].dependencies == [], free
+    statuses = {s: by_id[t].status for s, t in done.ids.items()}
+    if dialect is Dialect.TASKTRACK:
+        assert [s for s, status in statuses.items() if status is Status.DONE] == expected["done"]
+        for source in expected["done"]:
+            assert "Imported as done" in (by_id[done.ids[source]].resolution or "")
+    elif expected["done"]:
+        assert any("a Markdown plan keeps no status" in d.what for d in done.dropped)
+
+
+def test_phases_paths_and_checkpoints_are_carried_over(tmp_path: Path) -> None:
+    done, plan = imported(tmp_path, "speckit-albums.md", Dialect.MARKDOWN)
+    assert [p.title for p in done.plan.phases] == [
+        "Setup (Shared Infrastructure)",
+        "Foundational (Blocking Prerequisites)",
+        "User Story 1 - Create an album (Priority: P1) 🎯 MVP",
+        "User Story 2 - Share an album (Priority: P2)",
+        "Polish & Cross-Cutting Concerns",
+    ]
+    by_source = {s: plan.by_id()[t] for s, t in done.ids.items()}
+    assert by_source["T012"].paths == ["src/albums/services/albums.py"]
+    assert by_source["T001"].paths == ["src/albums/", "tests/"]
+    assert by_source["T020"].paths == []
+    assert "[P] [US1]" in by_source["T010"].description
+    assert 'under "Implementation for User Story 1"' in by_source["T010"].description
+    # the story's checks go to its last task, which runs after all the others of the phase
+    assert [c.text for c in by_source["T014"].criteria] == [
+        "Independent Test: POST /albums then POST /albums/1/photos returns 201 and the photo lists",
+        "Checkpoint: User Story 1 works on its own",
+    ]
+    # indented lines under a task belong to it
+    assert "register the blueprints" in by_source["T007"].description
+    assert "Ship User Story 1 as the MVP" in plan.overview_text
+    assert "- Phase 3: User Story 1 - Create an album (Priority: P1)" in plan.overview_text
+
+
+def test_what_has_no_home_is_reported_with_its_line(tmp_path: Path) -> None:
+    done, _ = imported(tmp_path, "speckit-albums.md", Dialect.TASKTRACK)
+    assert [d.render() for d in done.dropped] == [
+        "speckit-albums.md:1: the front matter (lines 1-3)",
+        "speckit-albums.md:19: a comment of the template",
+        'speckit-albums.md:14: the section "Format: `[ID] [P?] [Story] Description`": it tells '
+        "the file's format or restates tasks",
+        'speckit-albums.md:110: the section "Parallel Example: User Story 1": it tells the '
+        "file's format or restates tasks",
+    ]
+    kanban, _ = imported(tmp_path, "speckit-kanban.md", Dialect.TASKTRACK)
+    assert [d.render() for d in kanban.dropped] == [
+        "speckit-kanban.md:44: T014 depends on T016 of a later phase; phases run in order, so "
+        "the dependency cannot hold"
+    ]
+
+
+def test_a_dependency_line_taskhand_cannot_read_is_reported(tmp_path: Path) -> None:
+    source = tmp_path / "tasks.md"
+    source.write_text(
+        "# Tasks: X\n\n## Phase 1: Setup\n\n- [ ] T001 One in a/one.py\n- [ ] T002 [P] Two\n\n"
+        "## Dependencies\n\n- T002 goes with T001 somehow\n- T001 -> T002\n"
+    )
+    from taskhand.plan.imports import import_plan
+
+    done = import_plan(source, tmp_path / "out", Dialect.MARKDOWN)
+    assert [d.render() for d in done.dropped] == [
+        "tasks.md:10: kept as text only: a line naming tasks in no dependency form taskhand "
+        "reads: '- T002 goes with T001 somehow'"
+    ]
+    assert done.plan.by_id()["T-002"].dependencies == ["T-001"]  # the arrow, though [P]
+
+
+def test_paths_are_told_from_prose() -> None:
+    text = "Add GET/POST routes and read/write access in src/app/routes.py, docs/ and `setup.cfg`."
+    assert paths_in(text) == ["src/app/routes.py", "docs/", "setup.cfg"]
+    assert paths_in("Call https://example.com/a.py and /abs/file.py") == []

@@ -1,0 +1,148 @@
+"""Taskmaster tasks.json imports: the tagged and the older shape, subtasks as tasks of their
+own, every dependency (sibling numbers, "2.3" strings, the parent's), statuses, and what is
+reported as dropped."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from taskhand.plan.model import Dialect, Status
+from tests.plan.imports import holds, imported
+
+# Each fixture's task and subtask ids in plan order (subtasks before their parent), the ones
+# done (cancelled ones too, saying so), and each dependency it writes: (later, first).
+TAGGED = {
+    "tasks": ["1", "2.1", "2.2", "2.3", "2", "3.1", "3.2", "3", "4", "5", "6"],
+    "done": ["1", "2.1", "5"],
+    "deps": [
+        ("2", "1"),
+        ("2.2", "2.1"),
+        ("2.3", "2.2"),
+        ("3", "2"),
+        ("3.2", "3.1"),
+        ("4", "2"),
+        ("4", "3"),
+        ("5", "3"),
+        ("6", "3"),
+        ("6", "5"),
+        # a parent after its subtasks; a subtask after what its parent waits for
+        ("2", "2.3"),
+        ("3", "3.2"),
+        ("2.1", "1"),
+        ("3.1", "2"),
+    ],
+}
+LEGACY = {
+    "tasks": ["1", "2.1", "2.2", "2", "3.1", "3.2", "3", "4"],
+    "done": ["1", "3.1"],
+    "deps": [
+        ("2", "1"),
+        ("2.2", "2.1"),
+        ("3", "2"),
+        ("3.1", "2.2"),
+        ("3.2", "3.1"),
+        ("4", "2"),
+        ("2", "2.2"),
+        ("3", "3.2"),
+    ],
+}
+CHECKOUT = {
+    "tasks": ["1", "2.1", "2.2", "2.3", "2", "3", "4", "5"],
+    "done": ["1", "2.1"],
+    "deps": [("2", "1"), ("2.2", "2.1"), ("2.3", "2.2"), ("3", "2"), ("4", "3"), ("4", "5")],
+}
+FIXTURES = {
+    "taskmaster-tagged.json": TAGGED,
+    "taskmaster-legacy.json": LEGACY,
+    "taskmaster-checkout.json": CHECKOUT,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+@pytest.mark.parametrize("fixture", list(FIXTURES))
+def test_every_task_subtask_and_dependency_is_kept(
+    tmp_path: Path, fixture: str, dialect: Dialect
+) -> None:
+    expected = FIXTURES[fixture]
+    done, plan = imported(tmp_path, fixture, dialect, code="SHOP")
+    assert list(done.ids) == expected["tasks"]
+    assert [t.id for t in plan.tasks] == list(done.ids.values())
+    assert len(plan.phases) == 1
+    for later, first in expected["deps"]:
+        assert holds(plan, done.ids, later, first), (later, first)
+    by_id = plan.by_id()
+    if dialect is Dialect.TASKTRACK:
+        finished = [s for s, t in done.ids.items() if by_id[t].status is Status.DONE]
+        assert finished == expected["done"]
+    else:
+        assert all(t.status is Status.OPEN for t in plan.tasks)
+        assert any("a Markdown plan keeps no status" in d.what for d in done.dropped)
+
+
+def test_fields_find_their_homes(tmp_path: Path) -> None:
+    done, plan = imported(tmp_path, "taskmaster-tagged.json", Dialect.TASKTRACK, code="RCP")
+    by_source = {s: plan.by_id()[t] for s, t in done.ids.items()}
+    schema = by_source["2"]
+    assert schema.title == "Define the database schema"
+    assert "Tables for users, recipes and ingredients" in schema.description  # description
+    assert "Write prisma/schema.prisma" in schema.description  # details
+    assert "task 2 (Priority: high)" in schema.description  # priority, kept as text
+    assert [c.text for c in schema.criteria] == [  # testStrategy, one criterion a line
+        "prisma migrate dev applies cleanly",
+        "the seed script inserts one recipe",
+    ]
+    assert 'subtask 2.3 of task 2 "Define the database schema"' in by_source["2.3"].description
+    assert by_source["5"].resolution == (
+        "Cancelled in Taskmaster's taskmaster-tagged.json, tag master; imported as DONE so "
+        "that no run takes it up."
+    )
+    assert by_source["1"].resolution == (
+        "Imported as done: done in Taskmaster's taskmaster-tagged.json, tag master."
+    )
+    checkout, plan = imported(tmp_path, "taskmaster-checkout.json", Dialect.MARKDOWN)
+    milestone = plan.by_id()[checkout.ids["3"]]
+    assert [c.text for c in milestone.criteria] == [
+        "A test card checkout creates a paid order and empties the cart."
+    ]
+    assert "Type: checkpoint" in milestone.description
+    assert "Tags: backend, payments" in plan.by_id()[checkout.ids["2"]].description
+    legacy, plan = imported(tmp_path, "taskmaster-legacy.json", Dialect.MARKDOWN)
+    assert plan.title == "Notes CLI"
+    # relevantFiles marked create or modify are the task's paths; a reference is not
+    assert plan.by_id()[legacy.ids["1"]].paths == ["cmd/root.go", "go.mod"]
+    assert plan.by_id()[legacy.ids["2.1"]].paths == ["store/slug.go"]
+
+
+def test_what_has_no_home_is_reported_with_its_json_path(tmp_path: Path) -> None:
+    done, _ = imported(tmp_path, "taskmaster-tagged.json", Dialect.TASKTRACK, code="RCP")
+    assert [d.render() for d in done.dropped] == [
+        "$.feature-meal-plans: tag 'feature-meal-plans' (1 tasks) is not imported: import it "
+        "on its own with --tag feature-meal-plans",
+        "$.master.tasks[1].status: 2's status 'in-progress' has no home: imported as OPEN, so "
+        "a run takes it up",
+        "$.master.tasks[3].status: 4's status 'deferred' has no home: imported as OPEN, so a "
+        "run takes it up",
+        "$.master.tasks[4].status: 5 is cancelled: imported as DONE (saying so in its "
+        "resolution) so that no run takes it up",
+    ]
+    checkout, _ = imported(tmp_path, "taskmaster-checkout.json", Dialect.TASKTRACK, code="PAY")
+    assert [d.render() for d in checkout.dropped] == [
+        "$.feature-checkout.tasks[1].subtasks[2].status: 2.3's status 'blocked' has no home: "
+        "imported as OPEN, so a run takes it up",
+        "$.feature-checkout.tasks[0].createdAt: the field createdAt (2 times) has no home in a "
+        "plan",
+        "$.feature-checkout.tasks[0].updatedAt: the field updatedAt (once) has no home in a plan",
+        "$.feature-checkout.tasks[4]: 5 depends on 4, which closes a dependency cycle",
+    ]
+    legacy, _ = imported(tmp_path, "taskmaster-legacy.json", Dialect.TASKTRACK, code="NOTE")
+    assert "$.tasks[3]: 4 depends on 9, which is no task" in [d.render() for d in legacy.dropped]
+
+
+def test_another_tag_is_imported_when_asked(tmp_path: Path) -> None:
+    done, plan = imported(
+        tmp_path, "taskmaster-tagged.json", Dialect.MARKDOWN, tag="feature-meal-plans"
+    )
+    assert [t.title for t in plan.tasks] == ["Weekly meal plan model"]
+    assert "$.master: tag 'master' (6 tasks) is not imported" in done.dropped[0].render()
