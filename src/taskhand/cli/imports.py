@@ -11,6 +11,7 @@ import click
 
 from taskhand.cli.options import JSON
 from taskhand.plan.imports import Imported, import_plan
+from taskhand.plan.imports.draft import plural
 from taskhand.plan.model import Dialect, Status
 from taskhand.plan.problems import display_path, relative_path
 from taskhand.text import dumps
@@ -60,8 +61,8 @@ def import_command(
         return
     plan = done.plan
     click.echo(
-        f"imported {display_path(file)} ({done.format.label}): {len(plan.tasks)} tasks in "
-        f"{len(plan.phases)} phases, {done.dependencies} dependencies, "
+        f"imported {display_path(file)} ({done.format.label}): {plural(len(plan.tasks), 'task')} "
+        f"in {plural(len(plan.phases), 'phase')}, {plural(done.dependencies, 'dependency')}, "
         f"{sum(t.status is Status.DONE for t in plan.tasks)} done"
     )
     click.echo(f"wrote {len(done.written)} files into {display_path(out)} ({dialect})")
@@ -70,7 +71,7 @@ def import_command(
         for item in done.dropped:
             click.echo(f"  {item.render()}")
     click.echo(
-        f"validate: 0 errors, {len(done.warnings)} warnings"
+        f"validate: 0 errors, {plural(len(done.warnings), 'warning')}"
         + (f" (taskhand validate {display_path(out)} lists them)" if done.warnings else "")
     )
     if Dialect(dialect) is Dialect.TASKTRACK and spec is None:

@@ -156,3 +156,20 @@ def test_paths_are_told_from_prose() -> None:
     text = "Add GET/POST routes and read/write access in src/app/routes.py, docs/ and `setup.cfg`."
     assert paths_in(text) == ["src/app/routes.py", "docs/", "setup.cfg"]
     assert paths_in("Call https://example.com/a.py and /abs/file.py") == []
+
+
+def test_an_id_written_twice_keeps_both_tasks(tmp_path: Path) -> None:
+    source = tmp_path / "tasks.md"
+    source.write_text(
+        "# Tasks: X\n\n## Phase 1: Setup\n\n- [ ] T001 One\n- [ ] T002 Two\n- [ ] T002 Again\n"
+        "- [ ] T003 [P] Three (depends on T002)\n"
+    )
+    from taskhand.plan.imports import import_plan
+
+    done = import_plan(source, tmp_path / "out", Dialect.MARKDOWN)
+    assert [t.title for t in done.plan.tasks] == ["One", "Two", "Again", "Three (depends on T002)"]
+    assert done.plan.by_id()["T-004"].dependencies == ["T-002"]
+    assert [d.render() for d in done.dropped] == [
+        "tasks.md:7: T002 is written twice: it is imported as T-003, and a dependency on T002 "
+        "means T-002"
+    ]

@@ -118,7 +118,7 @@ def test_fields_find_their_homes(tmp_path: Path) -> None:
 def test_what_has_no_home_is_reported_with_its_json_path(tmp_path: Path) -> None:
     done, _ = imported(tmp_path, "taskmaster-tagged.json", Dialect.TASKTRACK, code="RCP")
     assert [d.render() for d in done.dropped] == [
-        "$.feature-meal-plans: tag 'feature-meal-plans' (1 tasks) is not imported: import it "
+        "$.feature-meal-plans: tag 'feature-meal-plans' (1 task) is not imported: import it "
         "on its own with --tag feature-meal-plans",
         "$.master.tasks[1].status: 2's status 'in-progress' has no home: imported as OPEN, so "
         "a run takes it up",

@@ -77,23 +77,31 @@ def build(draft: Draft, dialect: Dialect, code: str, root: Path, source: Path) -
     tasks: list[Task] = []
     for n, item in enumerate(items, start=1):
         task_id = f"T-{n:0{width}d}" if dialect is Dialect.MARKDOWN else f"{code}-{n}"
+        if item.key in ids:
+            what = f"{item.key} is written twice: it is imported as {task_id}, and a "
+            dropped.append(
+                Dropped(item.where, what + f"dependency on {item.key} means {ids[item.key]}")
+            )
         ids.setdefault(item.key, task_id)
         tasks.append(_task(item, task_id, number[item.phase], dialect, dropped))
-    by_key = {item.key: task for item, task in zip(items, tasks, strict=True)}
+    by_key: dict[str, Task] = {}
+    for item, task in zip(items, tasks, strict=True):
+        by_key.setdefault(item.key, task)
     for item, task in zip(items, tasks, strict=True):
         task.dependencies = _dependencies(item, task, by_key, dropped)
     _break_cycles(items, tasks, dropped)
     _reduce(tasks)
     if dialect is Dialect.MARKDOWN:
         done = [i.key for i in items if i.done is not None]
+        them = "it" if len(done) == 1 else "them"
         if done:
             shown = ", ".join(done[:8]) + (", ..." if len(done) > 8 else "")
             dropped.append(
                 Dropped(
                     str(source.name),
-                    f"{len(done)} tasks are done in the source ({shown}); a Markdown plan keeps "
-                    "no status, so a run would do them again (import with --dialect tasktrack "
-                    "to keep them DONE)",
+                    f"{plural(len(done), 'task')} done in the source ({shown}); a Markdown "
+                    f"plan keeps no status, so a run would do {them} again (import with "
+                    f"--dialect tasktrack to keep {them} DONE)",
                 )
             )
     phases = [
@@ -240,6 +248,13 @@ def _deps_first(tasks: list[Task], by_id: dict[str, Task]) -> list[Task]:
                 seen.add(dep)
                 stack.append((by_id[dep], iter(by_id[dep].dependencies)))
     return order
+
+
+def plural(n: int, noun: str) -> str:
+    """'1 task', '2 tasks', '3 dependencies'."""
+    if n == 1:
+        return f"1 {noun}"
+    return f"{n} {noun[:-1]}ies" if noun.endswith("y") else f"{n} {noun}s"
 
 
 def clean_line(text: str) -> str:

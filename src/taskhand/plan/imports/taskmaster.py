@@ -19,7 +19,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from taskhand.plan.imports.draft import Draft, Dropped, Item
+from taskhand.plan.imports.draft import Draft, Dropped, Item, plural
 from taskhand.plan.imports.source import ImportFileError
 
 MASTER = "master"
@@ -97,7 +97,7 @@ def _select(
     dropped = [
         Dropped(
             _path(other),
-            f"tag {other!r} ({len(body['tasks'])} tasks) is not imported: "
+            f"tag {other!r} ({plural(len(body['tasks']), 'task')}) is not imported: "
             f"import it on its own with --tag {other}",
         )
         for other, body in tags.items()
