@@ -157,3 +157,14 @@ def test_a_folder_that_holds_files_is_refused_and_left_alone(
     empty.mkdir()
     assert run_cli("import", FIXTURES / "speckit-albums.md", "--out", empty).exit_code == 0
     assert (empty / "overview.md").is_file()
+
+
+def test_a_folder_that_cannot_be_made_is_refused(tmp_path: Path, run_cli: RunCli) -> None:
+    (tmp_path / "notes.txt").write_text("a file, not a folder\n")
+    out = tmp_path / "notes.txt" / "plan"
+    result = run_cli("import", FIXTURES / "speckit-albums.md", "--out", out)
+    assert result.exit_code == 1
+    assert result.stderr == (
+        f"taskhand: error: {out}: cannot write the plan: File exists (fix: give a path under a folder you can write)\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]

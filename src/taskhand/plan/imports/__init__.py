@@ -72,7 +72,14 @@ def import_plan(
             f"no tasks in this {kind.label}", where=str(source), fix="give a file that lists tasks"
         )
     built = build(draft, dialect, code or "", out, source)
-    written = _write(built.plan, out, spec)
+    try:
+        written = _write(built.plan, out, spec)
+    except OSError as exc:
+        raise ImportFileError(
+            f"cannot write the plan: {exc.strerror or exc}",
+            where=str(out),
+            fix="give a path under a folder you can write",
+        ) from None
     report = validate(out)
     return Imported(
         source, kind, out, built.plan, built.ids, built.dropped, written, report.warnings

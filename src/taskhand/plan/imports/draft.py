@@ -91,19 +91,6 @@ def build(draft: Draft, dialect: Dialect, code: str, root: Path, source: Path) -
         task.dependencies = _dependencies(item, task, by_key, dropped)
     _break_cycles(items, tasks, dropped)
     _reduce(tasks)
-    if dialect is Dialect.MARKDOWN:
-        done = [i.key for i in items if i.done is not None]
-        them = "it" if len(done) == 1 else "them"
-        if done:
-            shown = ", ".join(done[:8]) + (", ..." if len(done) > 8 else "")
-            dropped.append(
-                Dropped(
-                    str(source.name),
-                    f"{plural(len(done), 'task')} done in the source ({shown}); a Markdown "
-                    f"plan keeps no status, so a run would do {them} again (import with "
-                    f"--dialect tasktrack to keep {them} DONE)",
-                )
-            )
     phases = [
         Phase(number[old], clean_line(draft.phases[old]) or f"Phase {number[old]}") for old in used
     ]
@@ -121,14 +108,28 @@ def build(draft: Draft, dialect: Dialect, code: str, root: Path, source: Path) -
         resources=[str(source.resolve())],
     )
     if dialect is Dialect.MARKDOWN:
-        # The dialect keeps phase numbers only: their titles are told here.
-        titles = "".join(f"- Phase {p.number}: {p.title}\n" for p in phases)
-        plan.overview_text = (
-            f"# {plan.title}\n\n## Goal\n{plan.objective}\n\n## Phases\n{titles}\n"
-            f"## Source\nImported by taskhand from {plan.resources[0]}; each task says where "
-            "in it it was written.\n"
-        )
+        _as_markdown(plan, [i.key for i in items if i.done is not None], source, dropped)
     return Built(plan, ids, dropped)
+
+
+def _as_markdown(plan: Plan, done: list[str], source: Path, dropped: list[Dropped]) -> None:
+    """What the Markdown dialect's files cannot hold: the phases' titles go into the
+    overview; the tasks done in the source are reported."""
+    titles = "".join(f"- Phase {p.number}: {p.title}\n" for p in plan.phases)
+    plan.overview_text = (
+        f"# {plan.title}\n\n## Goal\n{plan.objective}\n\n## Phases\n{titles}\n"
+        f"## Source\nImported by taskhand from {plan.resources[0]}; each task says where "
+        "in it it was written.\n"
+    )
+    if done:
+        shown = ", ".join(done[:8]) + (", ..." if len(done) > 8 else "")
+        them = "it" if len(done) == 1 else "them"
+        what = (
+            f"{plural(len(done), 'task')} done in the source ({shown}); a Markdown plan keeps "
+            f"no status, so a run would do {them} again (import with --dialect tasktrack to "
+            f"keep {them} DONE)"
+        )
+        dropped.append(Dropped(source.name, what))
 
 
 def _task(item: Item, task_id: str, phase: int, dialect: Dialect, dropped: list[Dropped]) -> Task:

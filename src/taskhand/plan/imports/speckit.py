@@ -63,18 +63,16 @@ def read(text: str, source: Path) -> Draft:
     current: Item | None = None
     fence = comment = False
     lines = text.split("\n")
+    closing = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), 0)
+    if lines[0].strip() == "---" and closing:  # the command's front matter: blank from here on
+        dropped.append(Dropped(f"{name}:1", f"the front matter (lines 1-{closing + 1})"))
+        lines[: closing + 1] = [""] * (closing + 1)
     for number, raw in enumerate(lines, start=1):
         line = raw.rstrip()
         if comment or line.lstrip().startswith("<!--"):
             if not comment:
                 dropped.append(Dropped(f"{name}:{number}", "a comment of the template"))
             comment = "-->" not in line
-            continue
-        if number == 1 and line == "---":
-            end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), 0)
-            fence_end = end + 1
-            dropped.append(Dropped(f"{name}:1", f"the front matter (lines 1-{fence_end})"))
-            lines[1 : end + 1] = [""] * end  # read as blank from here on
             continue
         if line.lstrip().startswith("```"):
             fence = not fence
@@ -92,8 +90,8 @@ def read(text: str, source: Path) -> Draft:
         elif task:
             current = _item(task, number, name, group, len(sections) - 1)
             sections[-1].items.append((current, _parallel(task["rest"])))
-        elif current is not None and line and (raw[:1].isspace() or not line.strip()):
-            current.text += "\n" + line.strip()
+        elif current is not None and line and raw[:1].isspace():
+            current.text += "\n" + line.strip()  # an indented line under a task is part of it
         elif current is not None and not line:
             continue  # a blank line may sit between a task and its indented details
         else:
