@@ -165,6 +165,7 @@ def test_a_folder_that_cannot_be_made_is_refused(tmp_path: Path, run_cli: RunCli
     result = run_cli("import", FIXTURES / "speckit-albums.md", "--out", out)
     assert result.exit_code == 1
     assert result.stderr == (
-        f"taskhand: error: {out}: cannot write the plan: File exists (fix: give a path under a folder you can write)\n"
+        f"taskhand: error: {out}: cannot write the plan: File exists (fix: give a path "
+        "under a folder you can write)\n"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
