@@ -1,11 +1,6 @@
-"""What an importer reads out of another tool's file, before it is a plan: tasks under the
-source's own ids, in phases, with dependencies by those ids; and `build`, which makes the plan
-model of it in either dialect, numbering the tasks and keeping each dependency that can hold.
-
-Rules `build` applies to every source alike: a dependency on an earlier phase is already
-held by phase order (left out); one on a later phase, on no task, on the task itself or
-closing a cycle cannot hold (reported as dropped); one implied by the task's other
-dependencies is left out (the order stays the same).
+"""What an importer reads out of another tool's file, before it is a plan (tasks under the
+source's ids, phases, dependencies by those ids), and `build`, which makes the plan of either
+dialect from it, keeping each dependency that can hold and reporting the others.
 """
 
 from __future__ import annotations
@@ -67,7 +62,12 @@ class Built:
 
 
 def build(draft: Draft, dialect: Dialect, code: str, root: Path, source: Path) -> Built:
-    """The plan of `draft` in `dialect`; `dropped` adds what could not be carried over."""
+    """The plan of `draft` in `dialect`, and what could not be carried over.
+
+    A dependency on an earlier phase is already held by phase order (left out); one on a later
+    phase, on no task, on the task itself or closing a cycle cannot hold (reported); one the
+    task's other dependencies imply is left out, the order staying the same.
+    """
     dropped = list(draft.dropped)
     used = sorted({i.phase for i in draft.items})
     number = {old: new for new, old in enumerate(used, start=1)}

@@ -1,14 +1,6 @@
-"""GitHub Spec Kit's `tasks.md` as a draft plan: each `## ` section holding task lines
-(`- [ ] T012 [P] [US1] Create the model in src/models/user.py`) is a phase, in file order.
-
-Order within a phase follows Spec Kit's execution rules: a task marked [P] may run beside the
-others, so it waits for nothing implicitly; a task without [P] is sequential, so it waits for
-the sequential task before it and for the [P] tasks between the two. Dependencies the text
-writes out (`depends on T012`, `T008 blocks T009`, `T001 -> T002` in the dependencies section)
-are added. Paths in the text become the task's `paths`; `[X]` marks a task done; a phase's
-checkpoint and independent test become criteria of its last task when that one is sequential
-(it comes after all the others). Other prose is kept in the objective; what has no home
-(template comments, format notes, parallel examples) is reported as dropped.
+"""GitHub Spec Kit's `tasks.md` as a draft plan: each `## ` section holding task lines is a
+phase; within one, a [P] task waits for nothing implicitly and a sequential one for the one
+before it and the [P] ones between, as Spec Kit runs them. docs/authoring.md maps every part.
 """
 
 from __future__ import annotations
@@ -54,7 +46,11 @@ class _Section:
 
 
 def read(text: str, source: Path) -> Draft:
-    """The draft plan of a Spec Kit tasks.md's `text`."""
+    """The draft plan of a Spec Kit tasks.md's `text`: paths in a task's text are its paths,
+    `[X]` marks it done, a phase's checkpoint and independent test are criteria of its last
+    task when that one is sequential (it runs after all the others), other prose is kept for
+    the objective, and what has no home (template comments, format notes, parallel examples)
+    is reported as dropped."""
     name = source.name
     dropped: list[Dropped] = []
     title = ""

@@ -1,15 +1,6 @@
-"""Taskmaster's `tasks.json` as a draft plan: the tagged form (`{"master": {"tasks": [...],
-"metadata": {...}}, "other-tag": {...}}`, one tag imported: --tag, else master, else the
-first, as Taskmaster itself resolves it) and the older `{"tasks": [...], "metadata": {...}}`.
-
-Taskmaster has no phases: every task goes into one phase, ordered by its dependencies alone.
-Each subtask becomes a task of its own, numbered before its parent; the parent then depends
-on its subtasks (it finishes and checks the whole), and each subtask waits for what its parent
-waits for, as Taskmaster offers a parent's subtasks only once its dependencies are done. A
-subtask's number dependency names a sibling, as in Taskmaster; "2.3" names subtask 3 of task 2.
-testStrategy and acceptanceCriteria become criteria, details join the description, files
-marked create or modify in relevantFiles become `paths`, and priority, type, tags and the like
-are kept as text; done and completed tasks are DONE, cancelled ones DONE saying so.
+"""Taskmaster's `tasks.json` as a draft plan, tagged (one tag imported: --tag, else master,
+else the first, as Taskmaster resolves it) or in the older `{"tasks": [...]}` shape: one phase,
+each subtask a task of its own before its parent. docs/authoring.md maps every field.
 """
 
 from __future__ import annotations
@@ -164,6 +155,9 @@ def _items(
     unmapped: dict[str, tuple[int, str]],
     dropped: list[Dropped],
 ) -> list[Item]:
+    """The items of one task: its subtasks first, each waiting for what the parent waits for
+    (Taskmaster offers a parent's subtasks only once its dependencies are done), then the
+    task itself, which depends on them: it completes and checks the whole."""
     key = _id_of(task, at, source)
     own = _deps(task, at, key, None, top, set(), dropped)
     raw_subtasks = _list(task.get("subtasks"))
