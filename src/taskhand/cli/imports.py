@@ -13,7 +13,7 @@ from taskhand.cli.options import JSON
 from taskhand.plan.imports import Imported, import_plan
 from taskhand.plan.imports.draft import plural
 from taskhand.plan.model import Dialect, Status
-from taskhand.plan.problems import display_path, relative_path
+from taskhand.plan.problems import Severity, display_path, relative_path
 from taskhand.text import dumps
 
 
@@ -71,7 +71,7 @@ def import_command(
         for item in done.dropped:
             click.echo(f"  {item.render()}")
     click.echo(
-        f"validate: 0 errors, {plural(len(done.warnings), 'warning')}"
+        f"validate: 0 errors, {plural(len(done.warnings), Severity.WARNING)}"
         + (f" (taskhand validate {display_path(out)} lists them)" if done.warnings else "")
     )
     if Dialect(dialect) is Dialect.TASKTRACK and spec is None:
