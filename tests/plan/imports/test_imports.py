@@ -8,7 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from taskhand.plan import templates
+from taskhand.plan.imports import ImportFileError, _write
 from taskhand.plan.imports.source import MAX_BYTES
+from taskhand.plan.model import Dialect
 from tests.conftest import RunCli
 from tests.plan.imports import FIXTURES
 
@@ -169,3 +172,13 @@ def test_a_folder_that_cannot_be_made_is_refused(tmp_path: Path, run_cli: RunCli
         "under a folder you can write)\n"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+def test_a_plan_that_would_not_validate_is_never_moved_in(tmp_path: Path) -> None:
+    # No file of either format makes such a plan today; the check is the last guard.
+    plan = templates.starter_plan(Dialect.TASKTRACK, tmp_path / "x", "DEMO", "Demo")
+    plan.tasks[0].dependencies = ["DEMO-7"]
+    plan.resources = [str(FIXTURES / "speckit-albums.md")]
+    with pytest.raises(ImportFileError, match="would not validate: DEMO-1 depends on DEMO-7"):
+        _write(plan, tmp_path / "plan", None)
+    assert list(tmp_path.iterdir()) == []

@@ -136,18 +136,21 @@ def test_what_has_no_home_is_reported_with_its_line(tmp_path: Path) -> None:
     ]
 
 
-def test_a_dependency_line_taskhand_cannot_read_is_reported(tmp_path: Path) -> None:
+def test_lines_taskhand_cannot_read_are_reported(tmp_path: Path) -> None:
     source = tmp_path / "tasks.md"
     source.write_text(
         "# Tasks: X\n\n## Phase 1: Setup\n\n- [ ] T001 One in a/one.py\n- [ ] T002 [P] Two\n\n"
-        "## Dependencies\n\n- T002 goes with T001 somehow\n- T001 -> T002\n"
+        "- [ ] Three, with no id\n\n## Dependencies\n\n- T002 goes with T001 somehow\n"
+        "- T001 -> T002\n"
     )
     from taskhand.plan.imports import import_plan
 
     done = import_plan(source, tmp_path / "out", Dialect.MARKDOWN)
     assert [d.render() for d in done.dropped] == [
-        "tasks.md:10: kept as text only: a line naming tasks in no dependency form taskhand "
-        "reads: '- T002 goes with T001 somehow'"
+        "tasks.md:8: kept as text only: a checklist line with no task id: '- [ ] Three, with "
+        "no id'",
+        "tasks.md:12: kept as text only: a line naming tasks in no dependency form taskhand "
+        "reads: '- T002 goes with T001 somehow'",
     ]
     assert done.plan.by_id()["T-002"].dependencies == ["T-001"]  # the arrow, though [P]
 

@@ -15,6 +15,7 @@ from taskhand.plan.imports.draft import Draft, Dropped, Item
 _TASK = re.compile(
     r"^(?P<indent>\s*)[-*]\s+\[(?P<mark>[ xX])\]\s+(?P<id>T\d+)\b[:.]?\s*(?P<rest>.*)$"
 )
+_CHECKBOX = re.compile(r"^\s*[-*]\s+\[[ xX]\]\s")
 _HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<text>.*\S)\s*$")
 _PHASE_PREFIX = re.compile(r"^Phase\s+(?:\d+(?:\.\d+)*|[A-Z])\b\s*[:.\-\u2013\u2014]?\s*", re.I)
 _MARKER = re.compile(r"^\[(?P<m>[^\]\s]{1,20})\]\s*")
@@ -156,6 +157,10 @@ def _draft(title: str, sections: list[_Section], dropped: list[Dropped], name: s
             _order(section)
             if section.checks and not section.items[-1][1]:
                 section.items[-1][0].criteria += section.checks
+            for number, line in section.text:
+                if _CHECKBOX.match(line):  # a task line without its id: no task can be made
+                    what = f"kept as text only: a checklist line with no task id: {line.strip()!r}"
+                    dropped.append(Dropped(f"{name}:{number}", what))
         elif _NO_HOME_HEADING.match(section.heading) and body:
             what = f'the section "{section.heading}": it tells the file\'s format or restates tasks'
             dropped.append(Dropped(f"{name}:{section.line}", what))
