@@ -176,3 +176,23 @@ def test_an_id_written_twice_keeps_both_tasks(tmp_path: Path) -> None:
         "tasks.md:7: T002 is written twice: it is imported as T-003, and a dependency on T002 "
         "means T-002"
     ]
+
+
+def test_ids_with_a_letter_and_checks_naming_their_story(tmp_path: Path) -> None:
+    source = tmp_path / "tasks.md"
+    source.write_text(
+        "# Tasks: X\n\n## Phase 3: User Story 2 — Ads (Priority: P2)\n\n"
+        "- [ ] T141 [US2] Add the slot in `client/src/Ad.tsx`\n"
+        "- [ ] T141a [P] [US2] Failing test in `test/ad_test.exs`\n"
+        "- [x] T141b [US2] Wire it (depends on T141a)\n\n"
+        "**Checkpoint (US2)**: the slot shows on every page\n"
+    )
+    from taskhand.plan.imports import import_plan
+
+    done = import_plan(source, tmp_path / "out", Dialect.TASKTRACK, code="ADS")
+    assert done.ids == {"T141": "ADS-1", "T141a": "ADS-2", "T141b": "ADS-3"}
+    last = done.plan.by_id()["ADS-3"]
+    assert last.dependencies == ["ADS-1", "ADS-2"] and last.status is Status.DONE
+    assert [c.text for c in last.criteria] == ["Checkpoint: the slot shows on every page"]
+    assert done.plan.by_id()["ADS-2"].paths == []  # TaskTrack keeps them in the text only
+    assert "`test/ad_test.exs`" in done.plan.by_id()["ADS-2"].description

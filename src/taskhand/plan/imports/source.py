@@ -15,7 +15,7 @@ from taskhand.errors import UserError
 
 # Real files are tens of kilobytes; a cap keeps a mistaken path (a log, a dump) from being read.
 MAX_BYTES = 4 * 1024 * 1024
-SPECKIT_TASK_RE = re.compile(r"^\s*[-*]\s+\[[ xX]\]\s+T\d+\b", re.MULTILINE)
+SPECKIT_TASK_RE = re.compile(r"^\s*[-*]\s+\[[ xX]\]\s+T\d+[a-z]?\b", re.MULTILINE)
 FIX_KINDS = "give a Spec Kit tasks.md or a Taskmaster tasks.json"
 
 

@@ -13,17 +13,17 @@ from pathlib import Path
 from taskhand.plan.imports.draft import Draft, Dropped, Item
 
 _TASK = re.compile(
-    r"^(?P<indent>\s*)[-*]\s+\[(?P<mark>[ xX])\]\s+(?P<id>T\d+)\b[:.]?\s*(?P<rest>.*)$"
+    r"^(?P<indent>\s*)[-*]\s+\[(?P<mark>[ xX])\]\s+(?P<id>T\d+[a-z]?)\b[:.]?\s*(?P<rest>.*)$"
 )
 _CHECKBOX = re.compile(r"^\s*[-*]\s+\[[ xX]\]\s")
 _HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<text>.*\S)\s*$")
 _PHASE_PREFIX = re.compile(r"^Phase\s+(?:\d+(?:\.\d+)*|[A-Z])\b\s*[:.\-\u2013\u2014]?\s*", re.I)
 _MARKER = re.compile(r"^\[(?P<m>[^\]\s]{1,20})\]\s*")
-_IDS = re.compile(r"\bT\d+\b")
+_IDS = re.compile(r"\bT\d+[a-z]?\b")
 _RANGE = re.compile(r"\b(T\d+)\s*(?:-|\u2013|to)\s*(T\d+)\b")
 _IN_TEXT = re.compile(
     r"\b(?:depends? on|dependent on|after|requires?|needs?|blocked by)\s+"
-    r"(?P<ids>\(?T\d+\b(?:\s*(?:,|and|&|/|-|\u2013|to)\s*T\d+\b)*)",
+    r"(?P<ids>\(?T\d+[a-z]?\b(?:\s*(?:,|and|&|/|-|\u2013|to)\s*T\d+[a-z]?\b)*)",
     re.I,
 )
 _PATH = re.compile(r"(?<![\w/.@+-])((?:[\w.@+-]+/)+[\w.@+-]*)")
@@ -34,7 +34,9 @@ _FORWARD = re.compile(r"\b(?:blocks|before)\b", re.I)
 _BACKWARD = re.compile(r"\b(?:depends? on|requires?|needs?|after|blocked by)\b", re.I)
 _DEPENDENCY_HEADING = re.compile(r"dependenc|execution order", re.I)
 _NO_HOME_HEADING = re.compile(r"^(format\b|table of contents|parallel\b)", re.I)
-_PHASE_CHECKS = re.compile(r"^\*\*(checkpoint|independent test)\*\*\s*:\s*(?P<text>.+)$", re.I)
+_PHASE_CHECKS = re.compile(
+    r"^\*\*(checkpoint|independent test)\b[^*]*\*\*\s*:\s*(?P<text>.+)$", re.I
+)
 
 
 @dataclass
