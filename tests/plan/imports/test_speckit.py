@@ -65,7 +65,7 @@ KANBAN = {
     ],
     "free": ["T002", "T003", "T007", "T008", "T011", "T012", "T013", "T015", "T016"],
 }
-FIXTURES = {
+EXPECTED = {
     "speckit-albums.md": ALBUMS,
     "speckit-weather-cli.md": WEATHER,
     "speckit-kanban.md": KANBAN,
@@ -73,9 +73,9 @@ FIXTURES = {
 
 
 @pytest.mark.parametrize("dialect", list(Dialect))
-@pytest.mark.parametrize("fixture", list(FIXTURES))
+@pytest.mark.parametrize("fixture", list(EXPECTED))
 def test_every_task_and_dependency_is_kept(tmp_path: Path, fixture: str, dialect: Dialect) -> None:
-    expected = FIXTURES[fixture]
+    expected = EXPECTED[fixture]
     done, plan = imported(tmp_path, fixture, dialect, code="SHOP")
     assert list(done.ids) == expected["tasks"]
     assert [t.id for t in plan.tasks] == list(done.ids.values())

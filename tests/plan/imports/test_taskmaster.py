@@ -4,12 +4,13 @@ reported as dropped."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from taskhand.plan.model import Dialect, Status
-from tests.plan.imports import holds, imported
+from tests.plan.imports import FIXTURES, holds, imported
 
 # Each fixture's task and subtask ids in plan order (subtasks before their parent), the ones
 # done (cancelled ones too, saying so), and each dependency it writes: (later, first).
@@ -53,7 +54,7 @@ CHECKOUT = {
     "done": ["1", "2.1"],
     "deps": [("2", "1"), ("2.2", "2.1"), ("2.3", "2.2"), ("3", "2"), ("4", "3"), ("4", "5")],
 }
-FIXTURES = {
+EXPECTED = {
     "taskmaster-tagged.json": TAGGED,
     "taskmaster-legacy.json": LEGACY,
     "taskmaster-checkout.json": CHECKOUT,
@@ -61,11 +62,11 @@ FIXTURES = {
 
 
 @pytest.mark.parametrize("dialect", list(Dialect))
-@pytest.mark.parametrize("fixture", list(FIXTURES))
+@pytest.mark.parametrize("fixture", list(EXPECTED))
 def test_every_task_subtask_and_dependency_is_kept(
     tmp_path: Path, fixture: str, dialect: Dialect
 ) -> None:
-    expected = FIXTURES[fixture]
+    expected = EXPECTED[fixture]
     done, plan = imported(tmp_path, fixture, dialect, code="SHOP")
     assert list(done.ids) == expected["tasks"]
     assert [t.id for t in plan.tasks] == list(done.ids.values())
@@ -84,6 +85,12 @@ def test_every_task_subtask_and_dependency_is_kept(
 def test_fields_find_their_homes(tmp_path: Path) -> None:
     done, plan = imported(tmp_path, "taskmaster-tagged.json", Dialect.TASKTRACK, code="RCP")
     by_source = {s: plan.by_id()[t] for s, t in done.ids.items()}
+    # conformant: created when imported, the source as the resource, by its absolute path
+    assert plan.created is not None and re.fullmatch(
+        r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", plan.created
+    )
+    assert plan.resources == [str((FIXTURES / "taskmaster-tagged.json").resolve())]
+    assert all(t.updated == plan.created for t in plan.tasks)
     schema = by_source["2"]
     assert schema.title == "Define the database schema"
     assert "Tables for users, recipes and ingredients" in schema.description  # description
