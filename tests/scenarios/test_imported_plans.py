@@ -7,6 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from taskhand.plan.formats import load
 from taskhand.plan.imports import import_plan
 from taskhand.plan.model import Dialect, Plan, Status
@@ -59,3 +61,32 @@ def test_an_imported_taskmaster_plan_runs_to_the_end(tmp_path: Path) -> None:
     assert sorted(e.task_id for e in record.of("task_concluded")) == sorted(tasks)
     after, _ = load(repo / "plan")
     assert after is not None and all(t.status is Status.DONE for t in after.tasks)
+
+
+@pytest.mark.parametrize(
+    ("fixture", "dialect"),
+    [
+        ("speckit-albums.md", Dialect.TASKTRACK),
+        ("speckit-weather-cli.md", Dialect.MARKDOWN),
+        ("speckit-kanban.md", Dialect.TASKTRACK),
+        ("taskmaster-checkout.json", Dialect.MARKDOWN),
+        ("taskmaster-legacy.json", Dialect.TASKTRACK),
+        ("taskmaster-tagged.json", Dialect.MARKDOWN),
+    ],
+)
+def test_every_imported_fixture_runs_with_its_dependencies_in_order(
+    tmp_path: Path, fixture: str, dialect: Dialect
+) -> None:
+    """Each fixture, in the dialect the tests above do not give it: every task it left to
+    do is concluded once, never before what it depends on."""
+    repo, plan = imported_repo(tmp_path, fixture, dialect)
+    tasks = changes(plan)
+    assert tasks, f"{fixture}: nothing left to run"
+    summary, record = run_plan(repo / "plan", repo, script(tmp_path, tasks))
+    assert summary.status == "completed", record.steps()
+    concluded = [e.task_id for e in record.of("task_concluded")]
+    assert sorted(concluded) == sorted(tasks)
+    order = {task_id: n for n, task_id in enumerate(concluded)}
+    for task_id in tasks:
+        deps = [d for d in plan.by_id()[task_id].dependencies if d in order]
+        assert all(order[d] < order[task_id] for d in deps), task_id
