@@ -1,0 +1,239 @@
+"""`taskhand author`: an authoring unit reads requirement documents and the repository (in a
+disposable copy, read-only) and returns a plan as data; the harness writes it into a temporary
+folder, validates it, and sends what matters back for another round, within a cap. Only a
+plan that validates is moved into place, at once. Nothing of the plan is executed.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from taskhand import agents
+from taskhand.agents.executor import LocalExecutor
+from taskhand.config import Caps
+from taskhand.errors import UserError
+from taskhand.host import sandbox
+from taskhand.host.secrets import Redactor
+from taskhand.plan import authored, validate
+from taskhand.plan.formats.tasktrack_edit import now
+from taskhand.plan.model import Dialect, Plan
+from taskhand.plan.problems import Problem
+from taskhand.plan.write import write_plan
+from taskhand.prompts.author import AuthorBrief, Requirement
+from taskhand.prompts.author import author as author_prompt
+from taskhand.run.author_inputs import Answer
+from taskhand.unit import Case, Outcome, Question, Role, Sandbox, Unit
+from taskhand.workspace import git
+from taskhand.workspace.review_copy import disposable_copy
+
+MAX_QUESTIONS = 5  # an interview longer than this is a sign the documents are not ready
+DOCUMENT_BYTES = 256 * 1024  # as run.author_inputs admits them: shown whole
+# The warnings that go back to the author with the errors: the shape of the plan (how its
+# tasks are ordered, whether each can be checked). Others (numbering) are reported only.
+SENT_BACK = frozenset(
+    {"cross-phase-dependency", "cycle", "serialized", "redundant-dependency", "criteria-missing"}
+)
+NO_QUESTIONS = (
+    "questions are not taken now: make the sensible choice yourself, say so in the objective, "
+    "and return the plan"
+)
+
+# Asked for question number N: the letter (and note) a person chose, or an AuthorError
+# saying how to answer when nobody can be asked here.
+Answerer = Callable[[int, Question], Answer]
+
+
+class AuthorError(UserError):
+    """An authoring that ended without a plan; the message says why and what to do."""
+
+
+@dataclass
+class Request:
+    requirements: list[tuple[Path, Requirement]]  # absolute paths, as run.author_inputs read
+    out: Path
+    dialect: Dialect
+    agent: str = "replay"
+    model: str | None = None
+    script: Path | None = None
+    code: str = ""
+    spec: Path | None = None
+    rounds: int = 3
+    ask: bool = False
+    repo: Path = field(default_factory=Path.cwd)
+    sandbox: str = "auto"
+
+
+@dataclass
+class Authored:
+    plan: Plan
+    files: list[Path]
+    rounds: int  # plans the author returned
+    interview: list[str]  # "Q1: ... -> (a) ..." lines
+    report: validate.Report  # the written folder, validated: its warnings remain
+    prompts: list[str] = field(default_factory=list)  # each unit's, in order
+
+
+def sent_back(problems: list[Problem]) -> list[Problem]:
+    """Which of a plan's problems go back to its author: every error, and the warnings of
+    SENT_BACK. The one place that decides it (plan/lint's findings can take its place)."""
+    return [p for p in problems if p.is_error or p.rule in SENT_BACK]
+
+
+def agent_text(problem: Problem, root: Path) -> str:
+    """A problem as the author reads it: the plan's file by name, never the harness's folder."""
+    try:
+        name = str(problem.path.relative_to(root))
+    except ValueError:
+        name = problem.path.name
+    where = f"{name}:{problem.line}" if problem.line else name
+    return f"{where}: {problem.severity}: {problem.message} (fix: {problem.fix})"
+
+
+def author(request: Request, answer: Answerer, step: Callable[[str], None]) -> Authored:
+    """Run the author until its plan validates, within `request.rounds` plans; write it."""
+    agent = agents.create(request.agent, request.script, request.model)
+    executor = LocalExecutor({request.agent: agent})
+    box, warning = sandbox.choose(request.sandbox)
+    if warning:
+        step(f"warning: {warning}")
+    created = now()
+    frame = authored.Frame(
+        request.dialect, request.out, tuple(str(p) for p, _ in request.requirements), created
+    )
+    brief = AuthorBrief(
+        [r for _, r in request.requirements],
+        request.dialect,
+        "",
+        ask=request.ask,
+        code=request.code,
+    )
+    units = plans = 0
+    last: list[str] = []
+    prompts: list[str] = []
+    while plans < request.rounds:
+        units += 1
+        with _workspace(request.repo) as (folder, project, readable):
+            brief = replace(brief, project=project)
+            prompt = author_prompt(brief, DOCUMENT_BYTES)
+            prompts.append(prompt)
+            outcome = _unit(executor, request, box.with_readable(readable), folder, prompt, units)
+        asked = outcome.question if outcome.case is Case.QUESTION else None
+        if asked is not None and request.ask and len(brief.interview) < MAX_QUESTIONS:
+            number = len(brief.interview) + 1
+            step(f"the author asks Q{number}: {asked.text}")
+            line = interview_line(number, asked, answer(number, asked))
+            brief = replace(brief, interview=[*brief.interview, line])
+            continue
+        if outcome.case is Case.FAILED:
+            raise AuthorError(f"the author gave up: {outcome.failure or 'no reason given'}")
+        if outcome.case is Case.ERROR:
+            raise AuthorError(
+                f"the author's unit failed: {outcome.failure}",
+                fix="check the agent and its model, then run the command again",
+            )
+        plans += 1
+        if outcome.case is Case.QUESTION:
+            last, sent = [NO_QUESTIONS], ""
+        else:
+            last, sent = _check(outcome.resolution, frame, request.spec)
+            if not last:
+                step(f"round {plans}: the plan validates")
+                done = _finish(outcome.resolution, frame, request, plans, brief.interview)
+                done.prompts = prompts
+                return done
+        step(f"round {plans}: {len(last)} problem(s) go back to the author")
+        for line in last:
+            step(f"  {line}")
+        brief = replace(brief, feedback=last, last_plan=sent)
+    shown = "; ".join(last[:5]) + (f"; and {len(last) - 5} more" if len(last) > 5 else "")
+    raise AuthorError(
+        f"the author's plan did not validate within {request.rounds} round(s): {shown}",
+        fix="run again with more --rounds, or make the requirement documents more precise",
+    )
+
+
+def interview_line(number: int, question: Question, given: Answer) -> str:
+    """The answered question as the author's next round reads it, options lettered."""
+    index = ord(given.choice[:1] or "?") - ord("a")
+    chosen = option_line(question, index) if 0 <= index < len(question.options) else given.choice
+    return f"Q{number}: {question.text} -> {' '.join(x for x in (chosen, given.note) if x)}"
+
+
+def option_line(question: Question, index: int) -> str:
+    """An option lettered as the lifecycle's interview letters it, the first recommended."""
+    option = question.options[index]
+    recommended = index == 0 and "recommended" not in option.lower()
+    return f"({chr(ord('a') + index)}) {option}" + (" — recommended" if recommended else "")
+
+
+def _check(resolution: str, frame: authored.Frame, spec: Path | None) -> tuple[list[str], str]:
+    """What goes back to the author about its plan (nothing when it validates), and the plan
+    as it sent it. The plan is written into a temporary folder and validated there."""
+    try:
+        data = json.loads(resolution)
+    except ValueError:
+        return ["the resolution must be the plan as one JSON object"], resolution[:4000]
+    sent = json.dumps(data, indent=1)
+    plan = authored.build(data, frame)
+    if isinstance(plan, list):
+        return plan, sent
+    with tempfile.TemporaryDirectory(prefix="taskhand-author-") as tmp:
+        folder = Path(tmp) / "plan"
+        plan.root = folder
+        write_plan(plan, folder, spec)
+        report = validate.validate(folder)
+        return [agent_text(p, folder) for p in sent_back(report.problems)], sent
+
+
+def _finish(
+    resolution: str, frame: authored.Frame, request: Request, rounds: int, interview: list[str]
+) -> Authored:
+    plan = authored.build(json.loads(resolution), frame)
+    assert not isinstance(plan, list)  # it was built the same way a moment ago
+    files = write_plan(plan, request.out, request.spec)
+    report = validate.validate(request.out)
+    return Authored(report.require(), files, rounds, interview, report)
+
+
+def _unit(
+    executor: LocalExecutor, request: Request, box: Sandbox, folder: Path, prompt: str, n: int
+) -> Outcome:
+    redact = Redactor()
+    unit = Unit(
+        Role.AUTHOR, "author", 1, redact(prompt), folder, Caps().unit_seconds, request.model
+    )
+    unit.sandbox, unit.round = box, n
+    outcome = executor.run(request.agent, unit)
+    outcome.resolution = redact(outcome.resolution)
+    return outcome
+
+
+@contextmanager
+def _workspace(repo: Path) -> Iterator[tuple[Path, str, list[Path]]]:
+    """Where the author works: a disposable copy of the repository's last commit (the checkout
+    itself is watched: a change to it ends the authoring), or an empty folder without one."""
+    with tempfile.TemporaryDirectory(prefix="taskhand-author-") as tmp:
+        try:
+            root = git.find_repo(repo)
+            ready = git.has_commits(root)
+        except git.GitError:
+            ready = False
+        if not ready:
+            (Path(tmp) / "empty").mkdir()
+            yield Path(tmp) / "empty", "There is no code yet: the workspace is empty.", []
+            return
+        copy_path, index = Path(tmp) / "copy", Path(tmp) / "index"
+        with disposable_copy(root, "HEAD", copy_path, index, root) as copy:
+            # The copy reads the repository's objects, which the sandbox must let it see.
+            readable = [git.common_dir(root)]
+            yield copy.path, "The workspace holds the project at its last commit.", readable
+        if copy.violations:
+            raise AuthorError(
+                "the author changed your checkout: " + ", ".join(copy.violations[:10]),
+                fix="look at what changed and undo it; run with --sandbox bwrap",
+            )
