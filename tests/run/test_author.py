@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from taskhand.errors import UserError
+from taskhand.host import sandbox
 from taskhand.plan import validate
 from taskhand.plan.model import Dialect, Status
 from taskhand.run import author as authoring
@@ -16,6 +18,7 @@ from taskhand.run.author_inputs import read_requirements
 from taskhand.unit import Question
 from tests.fakes.scripted_openai import ScriptedOpenAI, reply, tool_call
 from tests.run.authoring import BAD_PLAN, files, fixed_plan, replay_script
+from tests.runs import git
 
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 
@@ -29,7 +32,7 @@ def request(tmp_path: Path, dialect: Dialect, **more: object) -> authoring.Reque
     found = read_requirements([requirements])
     tasktrack = dialect is Dialect.TASKTRACK
     spec_given = spec if tasktrack else None
-    return authoring.Request(found, tmp_path / "out", dialect, spec=spec_given, repo=repo, **more)  # type: ignore[arg-type]
+    return authoring.Request(found, tmp_path / "out", dialect, spec=spec_given, repo=repo, **more)
 
 
 def assert_told_and_fixed(prompts: list[str], dialect: Dialect) -> None:
@@ -123,3 +126,60 @@ def test_a_submit_plan_the_loop_cannot_read_is_answered_in_the_same_unit(
     assert answer["role"] == "tool"
     assert "phases[1].tasks must be a non-empty list" in answer["content"]
     assert done.rounds == 1 and len(done.plan.tasks) == 4
+
+
+def test_answers_reach_the_next_round_lettered(tmp_path: Path) -> None:
+    question = {"outcome": "question", "question": "Which shell?", "options": ["bash", "zsh"]}
+    script = replay_script(tmp_path, question, {"plan": fixed_plan()})
+    asked = request(tmp_path, Dialect.MARKDOWN, script=script, sandbox="none", ask=True)
+    seen: list[tuple[int, str]] = []
+
+    def answer(number: int, question: Question) -> authoring.Answer:
+        seen.append((number, question.text))
+        return authoring.Answer("b", "the team uses it")
+
+    done = authoring.author(asked, answer, lambda line: None)
+    assert seen == [(1, "Which shell?")]
+    assert "ask ONE question" in done.prompts[0]
+    told = done.prompts[1].split("A person's answers to your questions")[1]
+    assert "Q1: Which shell? -> (b) zsh the team uses it" in told
+    assert done.interview == ["Q1: Which shell? -> (b) zsh the team uses it"]
+
+
+def test_the_author_works_in_a_copy_and_never_in_the_checkout(tmp_path: Path) -> None:
+    # What it writes lands in its disposable copy: the checkout stays as it was.
+    entry = {"plan": fixed_plan(), "actions": [{"write": "wc.py", "text": "broken\n"}]}
+    asked = request(tmp_path, Dialect.MARKDOWN, script=replay_script(tmp_path, entry))
+    asked.sandbox = "none"
+    authoring.author(asked, no_questions, lambda line: None)
+    assert (tmp_path / "repo" / "wc.py").read_text() == "def count(text):\n    return 0\n"
+    assert git(tmp_path / "repo", "status", "--porcelain") == ""
+
+
+def test_an_author_that_reaches_into_the_checkout_is_stopped(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    reach = {"run": ["sh", "-c", f"echo x > {repo}/planted.txt"]}
+    script = replay_script(tmp_path, {"plan": fixed_plan(), "actions": [reach]})
+    asked = request(tmp_path, Dialect.MARKDOWN, script=script, sandbox="none")
+    with pytest.raises(authoring.AuthorError, match=r"the author changed your checkout: .*planted"):
+        authoring.author(asked, no_questions, lambda line: None)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_replay_script_whose_author_is_not_a_list_is_refused(tmp_path: Path) -> None:
+    script = tmp_path / "author.json"
+    script.write_text(json.dumps({"author": {"plan": {}}}))
+    asked = request(tmp_path, Dialect.MARKDOWN, script=script, sandbox="none")
+    with pytest.raises(UserError, match=r"'author' must be a list \(fix: \[\[author\]\]\)"):
+        authoring.author(asked, no_questions, lambda line: None)
+
+
+def test_in_the_sandbox_the_checkout_cannot_be_reached_at_all(tmp_path: Path) -> None:
+    if sandbox.bwrap_problem():
+        pytest.skip(f"no bwrap sandbox here: {sandbox.bwrap_problem()}")
+    repo = tmp_path / "repo"
+    reach = {"run": ["sh", "-c", f"echo x > {repo}/planted.txt"]}
+    script = replay_script(tmp_path, {"plan": fixed_plan(), "actions": [reach]})
+    asked = request(tmp_path, Dialect.MARKDOWN, script=script, sandbox="bwrap")
+    done = authoring.author(asked, no_questions, lambda line: None)
+    assert not (repo / "planted.txt").exists() and len(done.plan.tasks) == 4

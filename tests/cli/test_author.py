@@ -1,0 +1,217 @@
+"""`taskhand author` at the command line: a plan written, questions answered from a file,
+the round cap, and every bad input refused before any agent works, leaving no folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import Result
+
+from taskhand.plan import validate
+from taskhand.run.author_inputs import MAX_DOCUMENT_BYTES
+from tests.conftest import RunCli
+from tests.run.authoring import BAD_PLAN, files, fixed_plan, replay_script
+
+QUESTION = {
+    "outcome": "question",
+    "question": "Where does the count go?",
+    "options": ["Standard output (recommended: it pipes)", "A file beside the input"],
+}
+
+
+def author(
+    run_cli: RunCli, tmp_path: Path, *more: str | Path, script: Path | None = None
+) -> Result:
+    """`taskhand author` on the files `files(tmp_path)` made, with a replay script."""
+    script = script or replay_script(tmp_path, {"plan": fixed_plan()})
+    requirements, repo = tmp_path / "docs" / "wordcount.md", tmp_path / "repo"
+    out = ("--out", tmp_path / "out", "--script", script, "--repo", repo, "--sandbox", "none")
+    return run_cli("author", requirements, *out, *more)
+
+
+def leftovers(tmp_path: Path) -> list[str]:
+    return sorted(p.name for p in tmp_path.iterdir() if p.name.startswith((".out", "out")))
+
+
+def test_author_writes_a_tasktrack_plan_and_says_so(tmp_path: Path, run_cli: RunCli) -> None:
+    files(tmp_path)
+    result = author(
+        run_cli, tmp_path, "--dialect", "tasktrack", "--spec", tmp_path / "TaskTrack-v1.md"
+    )
+    assert result.exit_code == 0, result.output
+    assert "wrote" in result.stdout and "4 tasks in 2 phases" in result.stdout
+    assert "round 1: the plan validates" in result.stderr
+    names = sorted(p.name for p in (tmp_path / "out").iterdir())
+    tasks = [f"WCNT-{n}.md" for n in range(1, 5)]
+    assert names == ["TaskTrack-v1.md", *tasks, "WCNT-TaskTrack.md"]
+    assert validate.validate(tmp_path / "out").ok(strict=True)
+
+
+def test_json_reports_the_warnings_that_remain(tmp_path: Path, run_cli: RunCli) -> None:
+    files(tmp_path)
+    gap = fixed_plan()
+    gap["phases"][1]["tasks"][1]["id"] = 5  # numbered 1, 2, 3, 5: reported, not sent back
+    spec = tmp_path / "TaskTrack-v1.md"
+    script = replay_script(tmp_path, {"plan": gap})
+    result = author(
+        run_cli, tmp_path, "--dialect", "tasktrack", "--spec", spec, "--json", script=script
+    )
+    assert result.exit_code == 0, result.output
+    done = json.loads(result.stdout)
+    assert (done["code"], done["tasks"], done["phases"], done["rounds"]) == ("WCNT", 4, 2, 1)
+    assert [w["rule"] for w in done["warnings"]] == ["counters"]
+    assert "WCNT-4" in done["warnings"][0]["message"]
+
+
+def test_a_needless_chain_goes_back_to_the_author(tmp_path: Path, run_cli: RunCli) -> None:
+    files(tmp_path)
+    chained = fixed_plan()
+    listed = chained["phases"][0]["tasks"] + chained["phases"][1]["tasks"][:1]
+    chain = [{**t, "dependencies": [t["id"] - 1] if t["id"] > 1 else []} for t in listed]
+    chained["phases"] = [{"title": "All", "tasks": chain}]
+    script = replay_script(tmp_path, {"plan": chained})
+    result = author(run_cli, tmp_path, "--dialect", "markdown", "--rounds", "1", script=script)
+    assert result.exit_code == 1
+    assert "phase 1's 3 tasks form one dependency chain" in result.stderr
+    assert leftovers(tmp_path) == []
+
+
+def test_ask_takes_the_answers_from_a_file(tmp_path: Path, run_cli: RunCli) -> None:
+    files(tmp_path)
+    script = replay_script(tmp_path, QUESTION, {"plan": fixed_plan()})
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"Q1": {"choice": "b", "note": "logs are kept"}}))
+    result = author(
+        run_cli,
+        tmp_path,
+        "--dialect",
+        "markdown",
+        "--ask",
+        "--answers",
+        answers,
+        "--json",
+        script=script,
+    )
+    assert result.exit_code == 0, result.output
+    done = json.loads(result.stdout)
+    assert done["interview"] == [
+        "Q1: Where does the count go? -> (b) A file beside the input logs are kept"
+    ]
+    assert done["rounds"] == 1 and done["tasks"] == 4 and done["warnings"] == []
+
+
+def test_ask_without_a_terminal_or_answers_says_how_to_answer(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    files(tmp_path)
+    script = replay_script(tmp_path, QUESTION, {"plan": fixed_plan()})
+    result = author(run_cli, tmp_path, "--dialect", "markdown", "--ask", script=script)
+    assert result.exit_code == 1
+    [line] = result.stderr.strip().splitlines()[-1:]
+    assert "Q1: Where does the count go?" in line and "(a) Standard output" in line
+    assert "--answers FILE" in line and '{"Q1": "a"' in line
+    assert leftovers(tmp_path) == []
+
+
+def test_an_answer_that_is_not_an_option_is_refused(tmp_path: Path, run_cli: RunCli) -> None:
+    files(tmp_path)
+    script = replay_script(tmp_path, QUESTION, {"plan": fixed_plan()})
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps({"Q1": "z"}))
+    result = author(
+        run_cli, tmp_path, "--dialect", "markdown", "--ask", "--answers", answers, script=script
+    )
+    assert result.exit_code == 1
+    assert "answer Q1 is 'z', not one of a, b" in result.stderr
+    assert leftovers(tmp_path) == []
+
+
+def test_a_question_without_ask_costs_a_round_and_the_author_decides(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    files(tmp_path)
+    script = replay_script(tmp_path, QUESTION, {"plan": fixed_plan()})
+    result = author(run_cli, tmp_path, "--dialect", "markdown", script=script)
+    assert result.exit_code == 0, result.output
+    assert "questions are not taken now" in result.stderr
+    assert "after 2 round(s)" in result.stdout
+
+
+def test_a_plan_that_never_validates_stops_at_the_cap_and_leaves_no_folder(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    files(tmp_path)
+    script = replay_script(tmp_path, {"plan": BAD_PLAN})
+    result = author(run_cli, tmp_path, "--dialect", "markdown", "--rounds", "2", script=script)
+    assert result.exit_code == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("taskhand: error: the author's plan did not validate within 2")
+    assert "T-002 (phase 1) depends on T-003 (phase 2)" in last and "dependency cycle" in last
+    assert "--rounds" in last
+    assert result.stderr.count("go back to the author") == 2
+    assert leftovers(tmp_path) == []
+
+
+def bad(tmp_path: Path, kind: str) -> Path:
+    path = tmp_path / f"{kind}.md"
+    if kind == "empty":
+        path.write_text("  \n")
+    elif kind == "binary":
+        path.write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0")
+    elif kind == "huge":
+        path.write_text("word " * (MAX_DOCUMENT_BYTES // 5 + 1))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [
+        ("missing", "does not exist (fix: name a requirement file)"),
+        ("empty", "is empty (fix: write the requirements into it)"),
+        ("binary", "is binary, not text (fix: export it as Markdown or plain text)"),
+        ("huge", "over the 256 KiB a requirement document may have (fix: split it"),
+    ],
+)
+def test_a_bad_requirement_file_is_named_before_any_agent_works(
+    tmp_path: Path, run_cli: RunCli, kind: str, said: str
+) -> None:
+    repo, good, _ = files(tmp_path)
+    # A script that cannot be read: had any agent been made, that would be the error.
+    result = run_cli(
+        "author",
+        good,
+        bad(tmp_path, kind),
+        "--out",
+        tmp_path / "out",
+        "--dialect",
+        "markdown",
+        "--script",
+        tmp_path / "no-script.json",
+        "--repo",
+        repo,
+    )
+    assert result.exit_code == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"taskhand: error: {tmp_path / f'{kind}.md'}: ") and said in line
+    assert leftovers(tmp_path) == []
+
+
+def test_a_folder_that_holds_files_and_a_missing_spec_are_refused_first(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    repo, requirements, _ = files(tmp_path)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "notes.txt").write_text("mine\n")
+    common = ("--script", tmp_path / "no-script.json", "--repo", repo)
+    taken = run_cli(
+        "author", requirements, "--out", tmp_path / "out", "--dialect", "markdown", *common
+    )
+    assert taken.exit_code == 1 and "exists and is not empty" in taken.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["notes.txt"]
+    no_spec = run_cli(
+        "author", requirements, "--out", tmp_path / "new", "--dialect", "tasktrack", *common
+    )
+    assert no_spec.exit_code == 1 and "--spec TaskTrack-<REVISION>.md" in no_spec.stderr
+    assert not (tmp_path / "new").exists()
