@@ -4,6 +4,9 @@ the round cap, and every bad input refused before any agent works, leaving no fo
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -215,3 +218,45 @@ def test_a_folder_that_holds_files_and_a_missing_spec_are_refused_first(
     )
     assert no_spec.exit_code == 1 and "--spec TaskTrack-<REVISION>.md" in no_spec.stderr
     assert not (tmp_path / "new").exists()
+
+
+def test_ask_reads_the_answer_from_the_terminal(tmp_path: Path) -> None:
+    repo, requirements, _ = files(tmp_path)
+    script = replay_script(tmp_path, QUESTION, {"plan": fixed_plan()})
+    main, follower = os.openpty()  # a real terminal for the command's stdin
+    try:
+        os.write(main, b"b\nfor the logs\n")  # the letter, then the note
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "taskhand",
+                "author",
+                requirements,
+                "--out",
+                tmp_path / "out",
+                "--dialect",
+                "markdown",
+                "--script",
+                script,
+                "--repo",
+                repo,
+                "--sandbox",
+                "none",
+                "--ask",
+                "--json",
+            ],
+            stdin=follower,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(main)
+        os.close(follower)
+    assert done.returncode == 0, done.stderr
+    assert "Q1: Where does the count go?" in done.stderr and "(b) A file beside" in done.stderr
+    assert json.loads(done.stdout)["interview"] == [
+        "Q1: Where does the count go? -> (b) A file beside the input for the logs"
+    ]

@@ -26,13 +26,12 @@ from taskhand.plan.problems import Problem
 from taskhand.plan.write import write_plan
 from taskhand.prompts.author import AuthorBrief, Requirement
 from taskhand.prompts.author import author as author_prompt
-from taskhand.run.author_inputs import Answer
+from taskhand.run.author_inputs import MAX_DOCUMENT_BYTES, Answer
 from taskhand.unit import Case, Outcome, Question, Role, Sandbox, Unit
 from taskhand.workspace import git
 from taskhand.workspace.review_copy import disposable_copy
 
 MAX_QUESTIONS = 5  # an interview longer than this is a sign the documents are not ready
-DOCUMENT_BYTES = 256 * 1024  # as run.author_inputs admits them: shown whole
 # The warnings that go back to the author with the errors: the shape of the plan (how its
 # tasks are ordered, whether each can be checked). Others (numbering) are reported only.
 SENT_BACK = frozenset(
@@ -119,14 +118,14 @@ def author(request: Request, answer: Answerer, step: Callable[[str], None]) -> A
         units += 1
         with _workspace(request.repo) as (folder, project, readable):
             brief = replace(brief, project=project)
-            prompt = author_prompt(brief, DOCUMENT_BYTES)
+            prompt = author_prompt(brief, MAX_DOCUMENT_BYTES)
             prompts.append(prompt)
             outcome = _unit(executor, request, box.with_readable(readable), folder, prompt, units)
         asked = outcome.question if outcome.case is Case.QUESTION else None
         if asked is not None and request.ask and len(brief.interview) < MAX_QUESTIONS:
             number = len(brief.interview) + 1
-            step(f"the author asks Q{number}: {asked.text}")
             line = interview_line(number, asked, answer(number, asked))
+            step(line)
             brief = replace(brief, interview=[*brief.interview, line])
             continue
         if outcome.case is Case.FAILED:
@@ -140,12 +139,12 @@ def author(request: Request, answer: Answerer, step: Callable[[str], None]) -> A
         if outcome.case is Case.QUESTION:
             last, sent = [NO_QUESTIONS], ""
         else:
-            last, sent = _check(outcome.resolution, frame, request.spec)
-            if not last:
+            plan, last, sent = _check(outcome.resolution, frame, request.spec)
+            if plan is not None and not last:
                 step(f"round {plans}: the plan validates")
-                done = _finish(outcome.resolution, frame, request, plans, brief.interview)
-                done.prompts = prompts
-                return done
+                written = write_plan(plan, request.out, request.spec)  # at once, or not at all
+                report = validate.validate(request.out)
+                return Authored(report.require(), written, plans, brief.interview, report, prompts)
         step(f"round {plans}: {len(last)} problem(s) go back to the author")
         for line in last:
             step(f"  {line}")
@@ -171,33 +170,24 @@ def option_line(question: Question, index: int) -> str:
     return f"({chr(ord('a') + index)}) {option}" + (" — recommended" if recommended else "")
 
 
-def _check(resolution: str, frame: authored.Frame, spec: Path | None) -> tuple[list[str], str]:
-    """What goes back to the author about its plan (nothing when it validates), and the plan
-    as it sent it. The plan is written into a temporary folder and validated there."""
+def _check(
+    resolution: str, frame: authored.Frame, spec: Path | None
+) -> tuple[Plan | None, list[str], str]:
+    """The author's plan, what goes back to the author about it (nothing when it validates),
+    and the plan as it sent it. The plan is written into a temporary folder and checked there."""
     try:
         data = json.loads(resolution)
     except ValueError:
-        return ["the resolution must be the plan as one JSON object"], resolution[:4000]
+        return None, ["the resolution must be the plan as one JSON object"], resolution[:4000]
     sent = json.dumps(data, indent=1)
     plan = authored.build(data, frame)
     if isinstance(plan, list):
-        return plan, sent
+        return None, plan, sent
     with tempfile.TemporaryDirectory(prefix="taskhand-author-") as tmp:
         folder = Path(tmp) / "plan"
-        plan.root = folder
-        write_plan(plan, folder, spec)
+        write_plan(replace(plan, root=folder), folder, spec)
         report = validate.validate(folder)
-        return [agent_text(p, folder) for p in sent_back(report.problems)], sent
-
-
-def _finish(
-    resolution: str, frame: authored.Frame, request: Request, rounds: int, interview: list[str]
-) -> Authored:
-    plan = authored.build(json.loads(resolution), frame)
-    assert not isinstance(plan, list)  # it was built the same way a moment ago
-    files = write_plan(plan, request.out, request.spec)
-    report = validate.validate(request.out)
-    return Authored(report.require(), files, rounds, interview, report)
+        return plan, [agent_text(p, folder) for p in sent_back(report.problems)], sent
 
 
 def _unit(
