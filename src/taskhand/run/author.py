@@ -16,7 +16,7 @@ from pathlib import Path
 from taskhand import agents
 from taskhand.agents.executor import LocalExecutor
 from taskhand.config import Caps
-from taskhand.errors import UserError
+from taskhand.errors import UserError, split_fix
 from taskhand.host import sandbox
 from taskhand.host.secrets import Redactor
 from taskhand.plan import authored, validate
@@ -145,11 +145,13 @@ def author(request: Request, answer: Answerer, step: Callable[[str], None]) -> A
                 written = write_plan(plan, request.out, request.spec)  # at once, or not at all
                 report = validate.validate(request.out)
                 return Authored(report.require(), written, plans, brief.interview, report, prompts)
-        step(f"round {plans}: {len(last)} problem(s) go back to the author")
+        going = "go back to the author" if plans < request.rounds else "remain"
+        step(f"round {plans}: {len(last)} problem(s) {going}")
         for line in last:
             step(f"  {line}")
         brief = replace(brief, feedback=last, last_plan=sent)
-    shown = "; ".join(last[:5]) + (f"; and {len(last) - 5} more" if len(last) > 5 else "")
+    found = [split_fix(line)[0] for line in last]  # the fixes were the author's to make
+    shown = "; ".join(found[:5]) + (f"; and {len(found) - 5} more" if len(found) > 5 else "")
     raise AuthorError(
         f"the author's plan did not validate within {request.rounds} round(s): {shown}",
         fix="run again with more --rounds, or make the requirement documents more precise",
