@@ -261,3 +261,25 @@ def test_ask_reads_the_answer_from_the_terminal(tmp_path: Path) -> None:
     assert json.loads(done.stdout)["interview"] == [
         "Q1: Where does the count go? -> (b) A file beside the input for the logs"
     ]
+
+
+def test_code_is_the_persons_choice_over_the_authors(tmp_path: Path, run_cli: RunCli) -> None:
+    files(tmp_path)
+    spec = tmp_path / "TaskTrack-v1.md"
+    result = author(run_cli, tmp_path, "--dialect", "tasktrack", "--spec", spec, "--code", "WORDS")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "WORDS-TaskTrack.md").is_file()
+    assert validate.validate(tmp_path / "out").ok(strict=True)
+    wrong = run_cli(
+        "author",
+        tmp_path / "docs" / "wordcount.md",
+        "--out",
+        tmp_path / "o2",
+        "--dialect",
+        "tasktrack",
+        "--spec",
+        spec,
+        "--code",
+        "wc1",
+    )
+    assert wrong.exit_code == 1 and "plan code 'wc1' must be 3 to 5 letters" in wrong.stderr

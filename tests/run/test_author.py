@@ -9,13 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from taskhand.agents.cli.outcome import parse_outcome
 from taskhand.errors import UserError
 from taskhand.host import sandbox
-from taskhand.plan import validate
+from taskhand.plan import authored, validate
 from taskhand.plan.model import Dialect, Status
 from taskhand.run import author as authoring
 from taskhand.run.author_inputs import read_requirements
-from taskhand.unit import Question
+from taskhand.unit import Question, Role
 from tests.fakes.scripted_openai import ScriptedOpenAI, reply, tool_call
 from tests.run.authoring import BAD_PLAN, files, fixed_plan, replay_script
 from tests.runs import git
@@ -183,3 +184,16 @@ def test_in_the_sandbox_the_checkout_cannot_be_reached_at_all(tmp_path: Path) ->
     asked = request(tmp_path, Dialect.MARKDOWN, script=script, sandbox="bwrap")
     done = authoring.author(asked, no_questions, lambda line: None)
     assert not (repo / "planted.txt").exists() and len(done.plan.tasks) == 4
+
+
+def test_an_agent_programs_outcome_block_carries_the_plan(tmp_path: Path) -> None:
+    said = (
+        "I read wc.py.\n\n```json\n"
+        + json.dumps({"case": "done", "resolution": fixed_plan()})
+        + "\n```\n"
+    )
+    found = parse_outcome(said, Role.AUTHOR)
+    assert not isinstance(found, str)
+    frame = authored.Frame(Dialect.MARKDOWN, tmp_path / "plan", (), "")
+    plan = authored.build(json.loads(found.resolution), frame)
+    assert not isinstance(plan, list) and [t.id for t in plan.tasks][-1] == "T-004"

@@ -24,12 +24,15 @@ from taskhand.unit import Question
 @click.argument("requirements", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--out", required=True, type=click.Path(path_type=Path), help="The new plan folder.")
 @click.option(
-    "--dialect", required=True, type=click.Choice([d.value for d in Dialect]), help="Its dialect."
+    "--dialect",
+    required=True,
+    type=click.Choice([d.value for d in Dialect]),
+    help="The plan's dialect.",
 )
 @click.option("--agent", default="replay", type=click.Choice(NAMES), help="The author's agent.")
 @click.option("--model", help="The author's model.")
 @click.option("--script", type=click.Path(path_type=Path), help="The replay agent's script.")
-@click.option("--code", default="", help="The plan code (TaskTrack: 3 to 5 letters A-Z).")
+@click.option("--code", default="", help="The plan's code (3 to 5 letters A-Z), over the author's.")
 @click.option("--spec", type=click.Path(path_type=Path), help="TaskTrack-<REVISION>.md to copy in.")
 @click.option(
     "--rounds", default=3, type=click.IntRange(1, 20), help="Plans the author may return."
@@ -43,7 +46,9 @@ from taskhand.unit import Question
     type=click.Path(path_type=Path),
     help="The repository the author reads (default: the current folder's).",
 )
-@click.option("--sandbox", default="auto", type=click.Choice(SANDBOXES), help="Confinement.")
+@click.option(
+    "--sandbox", default="auto", type=click.Choice(SANDBOXES), help="How the author is confined."
+)
 @JSON
 def author(
     requirements: tuple[Path, ...],
@@ -61,13 +66,15 @@ def author(
     sandbox: str,
     as_json: bool,
 ) -> None:
-    """Write a plan into OUT from REQUIREMENTS with an agent: it reads the documents and the
-    repository (a read-only copy), returns the plan as data, and gets the plan's problems back
-    for another round until it validates (at most --rounds plans). Nothing is executed; a
-    plan that never validates leaves no folder. Exit 1 when no plan validates."""
+    """Write a plan into OUT from REQUIREMENTS with an agent, checked until it validates.
+
+    The author reads the documents and the repository (a disposable copy), returns the plan as
+    data, and gets the plan's problems back for another round (at most --rounds plans).
+    Nothing is executed. A plan that never validates leaves no folder, and exits 1."""
     chosen = Dialect(dialect)
     found = inputs.read_requirements(list(requirements))
     spec = inputs.check_spec(spec, chosen)
+    code = inputs.check_code(code.strip(), chosen)
     inputs.check_out(out)
     given = inputs.read_answers(answers)
     request = authoring.Request(
@@ -77,7 +84,7 @@ def author(
         agent,
         model,
         script,
-        code.strip(),
+        code,
         spec,
         rounds,
         ask,

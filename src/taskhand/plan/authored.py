@@ -72,6 +72,7 @@ class Frame:
     root: Path
     resources: tuple[str, ...]
     created: str
+    code: str = ""  # the code a person chose (--code): it wins over the author's
 
 
 def build(data: object, frame: Frame) -> Plan | list[str]:
@@ -80,7 +81,7 @@ def build(data: object, frame: Frame) -> Plan | list[str]:
     if not isinstance(data, dict):
         return ["the plan must be a JSON object with code, title, objective and phases"]
     title, objective = _text(data, "title", "", problems), _text(data, "objective", "", problems)
-    code = data.get("code")
+    code = frame.code or data.get("code")
     if frame.dialect is Dialect.TASKTRACK and not (isinstance(code, str) and CODE_RE.match(code)):
         problems.append(f"code {code!r} must be 3 to 5 uppercase letters A-Z, like WORD")
         code = "PLAN"

@@ -102,7 +102,11 @@ def author(request: Request, answer: Answerer, step: Callable[[str], None]) -> A
         step(f"warning: {warning}")
     created = now()
     frame = authored.Frame(
-        request.dialect, request.out, tuple(str(p) for p, _ in request.requirements), created
+        request.dialect,
+        request.out,
+        tuple(str(p) for p, _ in request.requirements),
+        created,
+        request.code,
     )
     brief = AuthorBrief(
         [r for _, r in request.requirements],

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskhand.errors import UserError
-from taskhand.plan.formats.tasktrack import SPEC_RE
+from taskhand.plan.formats.tasktrack import CODE_RE, SPEC_RE
 from taskhand.plan.model import Dialect
 from taskhand.plan.write import check_out_folder
 from taskhand.prompts.author import Requirement
@@ -93,6 +93,17 @@ def check_spec(spec: Path | None, dialect: Dialect) -> Path | None:
             fix="rename it",
         )
     return spec
+
+
+def check_code(code: str, dialect: Dialect) -> str:
+    """The plan code a person chose ("" for the author's choice): TaskTrack's alone."""
+    if code and dialect is Dialect.MARKDOWN:
+        raise AuthorInputError(
+            "--code applies to TaskTrack plans", fix="add --dialect tasktrack or drop --code"
+        )
+    if code and not CODE_RE.match(code):
+        raise AuthorInputError(f"plan code {code!r} must be 3 to 5 letters A-Z", fix="--code FOO")
+    return code
 
 
 def check_out(out: Path) -> None:
