@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from taskhand import agents
+from taskhand import agents, workspace
 from taskhand.agents.executor import LocalExecutor
 from taskhand.config import Caps
 from taskhand.errors import UserError, split_fix
@@ -95,6 +95,13 @@ def agent_text(problem: Problem, root: Path) -> str:
 
 def author(request: Request, answer: Answerer, step: Callable[[str], None]) -> Authored:
     """Run the author until its plan validates, within `request.rounds` plans; write it."""
+    with ExitStack() as stack:  # one place for the author's copy, removed however it ends
+        return _rounds(request, answer, step, stack)
+
+
+def _rounds(
+    request: Request, answer: Answerer, step: Callable[[str], None], stack: ExitStack
+) -> Authored:
     agent = agents.create(request.agent, request.script, request.model)
     executor = LocalExecutor({request.agent: agent})
     box, warning = sandbox.choose(request.sandbox)
@@ -118,9 +125,10 @@ def author(request: Request, answer: Answerer, step: Callable[[str], None]) -> A
     units = plans = 0
     last: list[str] = []
     prompts: list[str] = []
+    place = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="taskhand-author-")))
     while plans < request.rounds:
         units += 1
-        with _workspace(request.repo) as (folder, project, readable):
+        with _workspace(request.repo, place) as (folder, project, readable):
             brief = replace(brief, project=project)
             prompt = author_prompt(brief, MAX_DOCUMENT_BYTES)
             prompts.append(prompt)
@@ -210,26 +218,27 @@ def _unit(
 
 
 @contextmanager
-def _workspace(repo: Path) -> Iterator[tuple[Path, str, list[Path]]]:
-    """Where the author works: a disposable copy of the repository's last commit (the checkout
-    itself is watched: a change to it ends the authoring), or an empty folder without one."""
-    with tempfile.TemporaryDirectory(prefix="taskhand-author-") as tmp:
-        try:
-            root = git.find_repo(repo)
-            ready = git.has_commits(root)
-        except git.GitError:
-            ready = False
-        if not ready:
-            (Path(tmp) / "empty").mkdir()
-            yield Path(tmp) / "empty", "There is no code yet: the workspace is empty.", []
-            return
-        copy_path, index = Path(tmp) / "copy", Path(tmp) / "index"
-        with disposable_copy(root, "HEAD", copy_path, index, root) as copy:
-            # The copy reads the repository's objects, which the sandbox must let it see.
-            readable = [git.common_dir(root)]
-            yield copy.path, "The workspace holds the project at its last commit.", readable
-        if copy.violations:
-            raise AuthorError(
-                "the author changed your checkout: " + ", ".join(copy.violations[:10]),
-                fix="look at what changed and undo it; run with --sandbox bwrap",
-            )
+def _workspace(repo: Path, place: Path) -> Iterator[tuple[Path, str, list[Path]]]:
+    """Where the author works, in `place`: a copy of the repository's last commit, wiped after
+    each unit and reused by the next (the checkout itself is watched: a change to it ends the
+    authoring), or an empty folder when there is no commit to copy."""
+    try:
+        root = git.find_repo(repo)
+        ready = git.has_commits(root)
+    except git.GitError:
+        ready = False
+    if not ready:
+        empty = place / "empty"
+        workspace.remove(empty)
+        empty.mkdir()
+        yield empty, "There is no code yet: the workspace is empty.", []
+        return
+    with disposable_copy(root, "HEAD", place / "copy", place / "index", root) as copy:
+        # The copy reads the repository's objects, which the sandbox must let it see.
+        readable = [git.common_dir(root)]
+        yield copy.path, "The workspace holds the project at its last commit.", readable
+    if copy.violations:
+        raise AuthorError(
+            "the author changed your checkout: " + ", ".join(copy.violations[:10]),
+            fix="look at what changed and undo it; run with --sandbox bwrap",
+        )
