@@ -65,7 +65,8 @@ def author(brief: AuthorBrief, document_bytes: int) -> str:
                 else ""
             ),
         )
-    interview = _section("A person's answers to your questions", "\n".join(brief.interview))
+    answers = "\n".join(f"- {line}" for line in brief.interview)
+    interview = _section("A person's answers to your questions", answers)
     return _template("author").substitute(
         requirements=documents,
         project=brief.project,
