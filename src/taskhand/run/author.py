@@ -200,8 +200,13 @@ def _check(
     with tempfile.TemporaryDirectory(prefix="taskhand-author-") as tmp:
         folder = Path(tmp) / "plan"
         write_plan(replace(plan, root=folder), folder, spec)
-        report = validate.validate(folder)
-        return plan, [agent_text(p, folder) for p in sent_back(report.problems)], sent
+        return plan, findings(folder), sent
+
+
+def findings(folder: Path) -> list[str]:
+    """What goes back to the author about the plan written in `folder`, one line each: the
+    one call to change when the checks change (plan/lint's findings)."""
+    return [agent_text(p, folder) for p in sent_back(validate.validate(folder).problems)]
 
 
 def _unit(
