@@ -283,3 +283,18 @@ def test_code_is_the_persons_choice_over_the_authors(tmp_path: Path, run_cli: Ru
         "wc1",
     )
     assert wrong.exit_code == 1 and "plan code 'wc1' must be 3 to 5 letters" in wrong.stderr
+
+
+def test_a_criterion_nobody_could_check_goes_back_to_the_author(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    files(tmp_path)
+    vague = fixed_plan()
+    vague["phases"][0]["tasks"][1]["criteria"] = [{"text": "The command line works well"}]
+    script = replay_script(tmp_path, {"plan": vague}, {"plan": fixed_plan()})
+    result = author(run_cli, tmp_path, "--dialect", "markdown", script=script)
+    assert result.exit_code == 0, result.output
+    assert "T-002-command-line.md:" in result.stderr
+    assert (
+        "warning [uncheckable-criterion]" in result.stderr and "after 2 round(s)" in result.stdout
+    )

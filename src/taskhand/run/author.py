@@ -19,10 +19,9 @@ from taskhand.config import Caps
 from taskhand.errors import UserError, split_fix
 from taskhand.host import sandbox
 from taskhand.host.secrets import Redactor
-from taskhand.plan import authored, validate
+from taskhand.plan import authored, lint, validate
 from taskhand.plan.formats.tasktrack_edit import now
 from taskhand.plan.model import Dialect, Plan
-from taskhand.plan.problems import Problem
 from taskhand.plan.write import write_plan
 from taskhand.prompts.author import AuthorBrief, Requirement
 from taskhand.prompts.author import author as author_prompt
@@ -32,11 +31,6 @@ from taskhand.workspace import git
 from taskhand.workspace.review_copy import disposable_copy
 
 MAX_QUESTIONS = 5  # an interview longer than this is a sign the documents are not ready
-# The warnings that go back to the author with the errors: the shape of the plan (how its
-# tasks are ordered, whether each can be checked). Others (numbering) are reported only.
-SENT_BACK = frozenset(
-    {"cross-phase-dependency", "cycle", "serialized", "redundant-dependency", "criteria-missing"}
-)
 NO_QUESTIONS = (
     "questions are not taken now: make the sensible choice yourself, say so in the objective, "
     "and return the plan"
@@ -75,22 +69,6 @@ class Authored:
     interview: list[str]  # "Q1: ... -> (a) ..." lines
     report: validate.Report  # the written folder, validated: its warnings remain
     prompts: list[str] = field(default_factory=list)  # each unit's, in order
-
-
-def sent_back(problems: list[Problem]) -> list[Problem]:
-    """Which of a plan's problems go back to its author: every error, and the warnings of
-    SENT_BACK. The one place that decides it (plan/lint's findings can take its place)."""
-    return [p for p in problems if p.is_error or p.rule in SENT_BACK]
-
-
-def agent_text(problem: Problem, root: Path) -> str:
-    """A problem as the author reads it: the plan's file by name, never the harness's folder."""
-    try:
-        name = str(problem.path.relative_to(root))
-    except ValueError:
-        name = problem.path.name
-    where = f"{name}:{problem.line}" if problem.line else name
-    return f"{where}: {problem.severity}: {problem.message} (fix: {problem.fix})"
 
 
 def author(request: Request, answer: Answerer, step: Callable[[str], None]) -> Authored:
@@ -155,7 +133,7 @@ def _rounds(
             if plan is not None and not last:
                 step(f"round {plans}: the plan validates")
                 written = write_plan(plan, request.out, request.spec)  # at once, or not at all
-                report = validate.validate(request.out)
+                report = lint.lint(request.out)  # its warnings are reported
                 return Authored(report.require(), written, plans, brief.interview, report, prompts)
         going = "go back to the author" if plans < request.rounds else "remain"
         step(f"round {plans}: {len(last)} problem(s) {going}")
@@ -204,9 +182,9 @@ def _check(
 
 
 def findings(folder: Path) -> list[str]:
-    """What goes back to the author about the plan written in `folder`, one line each: the
-    one call to change when the checks change (plan/lint's findings)."""
-    return [agent_text(p, folder) for p in sent_back(validate.validate(folder).problems)]
+    """What goes back to the author about the plan written in `folder`, one line each: every
+    error, and the warnings of the authoring rules (plan/lint.py decides which)."""
+    return [finding.text for finding in lint.to_fix(lint.lint(folder))]
 
 
 def _unit(
