@@ -60,7 +60,7 @@ def author(brief: AuthorBrief, document_bytes: int) -> str:
             "What the checks found in your last plan (fix every one, keep the rest)",
             found
             + (
-                "\n\nYour last plan:\n\n" + _fenced(brief.last_plan, "json")
+                "\n\nYour last plan:\n\n" + _fenced(cap(brief.last_plan, document_bytes), "json")
                 if brief.last_plan
                 else ""
             ),

@@ -129,9 +129,10 @@ def _rounds(
         if outcome.case is Case.QUESTION:
             last, sent = [NO_QUESTIONS], ""
         else:
-            plan, last, sent = _check(outcome.resolution, frame, request.spec)
-            if plan is not None and not last:
-                step(f"round {plans}: the plan validates")
+            plan, last, errors, sent = _check(outcome.resolution, frame, request.spec)
+            # At the cap, a plan with warnings alone is written: they are reported.
+            if plan is not None and (not last or (plans == request.rounds and not errors)):
+                step(f"round {plans}: the plan validates" + (" with warnings" if last else ""))
                 written = write_plan(plan, request.out, request.spec)  # at once, or not at all
                 report = lint.lint(request.out)  # its warnings are reported
                 return Authored(report.require(), written, plans, brief.interview, report, prompts)
@@ -143,7 +144,7 @@ def _rounds(
     found = [split_fix(line)[0] for line in last]  # the fixes were the author's to make
     shown = "; ".join(found[:5]) + (f"; and {len(found) - 5} more" if len(found) > 5 else "")
     raise AuthorError(
-        f"the author's plan did not validate within {request.rounds} round(s): {shown}",
+        f"the author's plan had errors after {request.rounds} round(s): {shown}",
         fix="run again with more --rounds, or make the requirement documents more precise",
     )
 
@@ -164,27 +165,29 @@ def option_line(question: Question, index: int) -> str:
 
 def _check(
     resolution: str, frame: authored.Frame, spec: Path | None
-) -> tuple[Plan | None, list[str], str]:
-    """The author's plan, what goes back to the author about it (nothing when it validates),
-    and the plan as it sent it. The plan is written into a temporary folder and checked there."""
+) -> tuple[Plan | None, list[str], bool, str]:
+    """The author's plan; what goes back to the author about it, one line each (nothing when
+    it passes every check) and whether any of it is an error; and the plan as it was sent.
+    The plan is written into a temporary folder and checked there."""
     try:
         data = json.loads(resolution)
     except ValueError:
-        return None, ["the resolution must be the plan as one JSON object"], resolution[:4000]
+        return None, ["the resolution must be the plan as one JSON object"], True, resolution
     sent = json.dumps(data, indent=1)
     plan = authored.build(data, frame)
     if isinstance(plan, list):
-        return None, plan, sent
+        return None, plan, True, sent
     with tempfile.TemporaryDirectory(prefix="taskhand-author-") as tmp:
         folder = Path(tmp) / "plan"
         write_plan(replace(plan, root=folder), folder, spec)
-        return plan, findings(folder), sent
+        found = findings(folder)
+    return plan, [f.text for f in found], any(f.is_error for f in found), sent
 
 
-def findings(folder: Path) -> list[str]:
-    """What goes back to the author about the plan written in `folder`, one line each: every
-    error, and the warnings of the authoring rules (plan/lint.py decides which)."""
-    return [finding.text for finding in lint.to_fix(lint.lint(folder))]
+def findings(folder: Path) -> list[lint.Finding]:
+    """What goes back to the author about the plan written in `folder`: every error, and the
+    warnings of the authoring rules (plan/lint.py decides which)."""
+    return lint.to_fix(lint.lint(folder))
 
 
 def _unit(
