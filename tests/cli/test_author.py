@@ -168,6 +168,8 @@ def bad(tmp_path: Path, kind: str) -> Path:
         path.write_text("  \n")
     elif kind == "binary":
         path.write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0")
+    elif kind == "a,b":
+        path.write_text("# Requirements\n")
     elif kind == "huge":
         path.write_text("word " * (MAX_DOCUMENT_BYTES // 5 + 1))
     return path
@@ -180,12 +182,13 @@ def bad(tmp_path: Path, kind: str) -> Path:
         ("empty", "is empty (fix: write the requirements into it)"),
         ("binary", "is binary, not text (fix: export it as Markdown or plain text)"),
         ("huge", "over the 256 KiB a requirement document may have (fix: split it"),
+        ("a,b", "its path holds a comma, which TaskTrack's comma-separated Resources cannot"),
     ],
 )
 def test_a_bad_requirement_file_is_named_before_any_agent_works(
     tmp_path: Path, run_cli: RunCli, kind: str, said: str
 ) -> None:
-    repo, good, _ = files(tmp_path)
+    repo, good, spec = files(tmp_path)
     # A script that cannot be read: had any agent been made, that would be the error.
     result = run_cli(
         "author",
@@ -194,7 +197,9 @@ def test_a_bad_requirement_file_is_named_before_any_agent_works(
         "--out",
         tmp_path / "out",
         "--dialect",
-        "markdown",
+        "tasktrack",
+        "--spec",
+        spec,
         "--script",
         tmp_path / "no-script.json",
         "--repo",

@@ -197,3 +197,22 @@ def test_an_agent_programs_outcome_block_carries_the_plan(tmp_path: Path) -> Non
     frame = authored.Frame(Dialect.MARKDOWN, tmp_path / "plan", (), "")
     plan = authored.build(json.loads(found.resolution), frame)
     assert not isinstance(plan, list) and [t.id for t in plan.tasks][-1] == "T-004"
+
+
+@pytest.mark.parametrize(
+    ("dialect", "text"),
+    [
+        (Dialect.TASKTRACK, "Add main.\n\n**Note**: keep it short."),
+        (Dialect.MARKDOWN, "Add main.\n\n## Acceptance criteria\n- a criterion in disguise"),
+    ],
+)
+def test_text_the_files_would_not_hold_goes_back(
+    tmp_path: Path, dialect: Dialect, text: str
+) -> None:
+    tricky = fixed_plan()
+    tricky["phases"][0]["tasks"][0]["description"] = text
+    script = replay_script(tmp_path, {"plan": tricky})
+    asked = request(tmp_path, dialect, script=script, sandbox="none", rounds=1)
+    with pytest.raises(authoring.AuthorError, match="description reads back otherwise"):
+        authoring.author(asked, no_questions, lambda line: None)
+    assert not (tmp_path / "out").exists()

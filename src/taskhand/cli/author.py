@@ -72,7 +72,7 @@ def author(
     data, and gets the plan's problems back for another round (at most --rounds plans).
     Nothing is executed. A plan that never validates leaves no folder, and exits 1."""
     chosen = Dialect(dialect)
-    found = inputs.read_requirements(list(requirements))
+    found = inputs.read_requirements(list(requirements), chosen)
     spec = inputs.check_spec(spec, chosen)
     code = inputs.check_code(code.strip(), chosen)
     inputs.check_out(out)

@@ -245,3 +245,37 @@ def _number(value: object) -> int | None:
         digits = value.strip() if value.strip().isdigit() else counter(value.strip())
         return int(digits) if digits and int(digits) >= 1 else None
     return None
+
+
+def differences(built: Plan, read: Plan) -> list[str]:
+    """What of `built` reads back otherwise from its written files (text that looks like a
+    field or a heading of the dialect), one line each; [] when the files hold it all."""
+    found = []
+    if _words(built.objective) not in _words(read.objective or read.overview_text):
+        found.append("the objective reads back otherwise from the overview")
+    by_id = read.by_id()
+    for task in built.tasks:
+        back = by_id.get(task.id)
+        if back is None:
+            found.append(f"{task.id} is missing when its files are read back")
+            continue
+        for part, wrote, got in (
+            ("title", task.title, back.title),
+            ("description", task.description, back.description),
+            (
+                "criteria",
+                " | ".join(c.text for c in task.criteria),
+                " | ".join(c.text for c in back.criteria),
+            ),
+        ):
+            if _words(wrote) != _words(got):
+                found.append(
+                    f"{task.id}'s {part} reads back otherwise from its file: write it without "
+                    "lines that look like a field (**Name**:), a heading (#) or a list of "
+                    "criteria"
+                )
+    return found
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())

@@ -180,14 +180,15 @@ def _check(
     with tempfile.TemporaryDirectory(prefix="taskhand-author-") as tmp:
         folder = Path(tmp) / "plan"
         write_plan(replace(plan, root=folder), folder, spec)
-        found = findings(folder)
-    return plan, [f.text for f in found], any(f.is_error for f in found), sent
-
-
-def findings(folder: Path) -> list[lint.Finding]:
-    """What goes back to the author about the plan written in `folder`: every error, and the
-    warnings of the authoring rules (plan/lint.py decides which)."""
-    return lint.to_fix(lint.lint(folder))
+        report = lint.lint(folder)
+        lost = authored.differences(plan, report.plan) if report.plan is not None else []
+        found = lint.to_fix(report)
+    return (
+        plan,
+        [*lost, *(f.text for f in found)],
+        bool(lost) or any(f.is_error for f in found),
+        sent,
+    )
 
 
 def _unit(

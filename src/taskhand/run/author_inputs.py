@@ -33,8 +33,11 @@ class Answer:
     note: str = ""
 
 
-def read_requirements(paths: list[Path]) -> list[tuple[Path, Requirement]]:
-    """Each document's absolute path and text; refuses a missing, empty, binary or huge one."""
+def read_requirements(
+    paths: list[Path], dialect: Dialect = Dialect.MARKDOWN
+) -> list[tuple[Path, Requirement]]:
+    """Each document's absolute path and text; refuses a missing, empty, binary or huge one,
+    and for TaskTrack one whose path its comma-separated Resources field could not hold."""
     if not paths:
         raise AuthorInputError("no requirement documents (fix: name one or more files)")
     found = []
@@ -65,6 +68,12 @@ def read_requirements(paths: list[Path]) -> list[tuple[Path, Requirement]]:
         if not text.strip():
             raise AuthorInputError("is empty", where=where, fix="write the requirements into it")
         absolute = path.resolve()
+        if "," in str(absolute) and dialect is Dialect.TASKTRACK:
+            raise AuthorInputError(
+                "its path holds a comma, which TaskTrack's comma-separated Resources cannot",
+                where=where,
+                fix="rename the file or its folder, or pass a copy without one",
+            )
         found.append((absolute, Requirement(path.name, text)))
     return found
 
