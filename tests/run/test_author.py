@@ -216,3 +216,28 @@ def test_text_the_files_would_not_hold_goes_back(
     with pytest.raises(authoring.AuthorError, match="description reads back otherwise"):
         authoring.author(asked, no_questions, lambda line: None)
     assert not (tmp_path / "out").exists()
+
+
+def test_an_author_that_gives_up_or_breaks_leaves_no_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gave_up = {"outcome": "failed", "failure": "the documents contradict each other"}
+    asked = request(tmp_path, Dialect.MARKDOWN, script=replay_script(tmp_path, gave_up))
+    asked.sandbox = "none"
+    with pytest.raises(authoring.AuthorError, match="gave up: the documents contradict"):
+        authoring.author(asked, no_questions, lambda line: None)
+    with ScriptedOpenAI() as server:  # answers nothing: the provider refuses
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-local-test-key")
+        broken = authoring.Request(
+            asked.requirements,
+            asked.out,
+            Dialect.MARKDOWN,
+            agent="openai",
+            model="m",
+            repo=asked.repo,
+            sandbox="none",
+        )
+        with pytest.raises(authoring.AuthorError, match="the author's unit failed: the provider"):
+            authoring.author(broken, no_questions, lambda line: None)
+    assert not (tmp_path / "out").exists()
