@@ -27,6 +27,7 @@ class Role(StrEnum):
     TESTER = "tester"  # the tests, before the implementer writes the code
     QA = "qa"  # runs the closing checks and walks the [found] criteria
     JUDGE = "judge"  # re-runs every closing check and tries to reject
+    AUTHOR = "author"  # a whole plan from requirement documents (taskhand author)
 
     @property
     def judges(self) -> bool:

@@ -38,6 +38,9 @@ A unit with a browser (designer, qa) may also leave pictures in its shots folder
 `screenshot = "found-1"` (optional `url`, default the app's; `fill = "#search"` with
 `value = "py"` types into a field first) saves a real 1440x900 PNG of the page;
 `svg = "prototype"` with `text = "<svg ...>"` saves the drawing as it is.
+
+`taskhand author`'s units read `[[author]]`, one entry per unit (the last repeats): a question
+as above, or `plan = {code, title, objective, phases}`, the plan it returns (docs/authoring.md).
 """
 
 from __future__ import annotations
@@ -75,6 +78,7 @@ class ReplayAgent:
     script: dict[str, list[dict[str, Any]]]
     name: str = "replay"
     roles: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
+    author: list[dict[str, Any]] = field(default_factory=list)  # taskhand author's units
     env: dict[str, str] = field(default_factory=child_env, repr=False)  # for `run` commands
 
     @classmethod
@@ -108,10 +112,21 @@ class ReplayAgent:
             for attempt in attempts:
                 _check_attempt(path, task_id, attempt)
         roles = _roles(path, data.get("roles", {}))
-        return cls(tasks, env=child_env(passed=passed), roles=roles)
+        author = data.get("author", [])
+        if not isinstance(author, list) or not all(isinstance(e, dict) for e in author):
+            raise ScriptError(f"replay script {path}: 'author' must be a list (fix: [[author]])")
+        for entry in author:
+            _check_attempt(path, "author", entry)
+        return cls(tasks, env=child_env(passed=passed), roles=roles, author=author)
 
     def run(self, unit: Unit) -> Outcome:
         env = {**self.env, **unit.env}
+        if unit.role is Role.AUTHOR:
+            if not self.author:
+                return Outcome(Case.ERROR, failure="the replay script has no [[author]] entry")
+            entry = self.author[min(unit.round, len(self.author)) - 1]
+            plan = {"resolution": json.dumps(entry["plan"])} if "plan" in entry else {}
+            return _perform_entry({**entry, **plan}, unit, env)
         own = self.roles.get(unit.task_id, {}).get(str(unit.role))
         if own or unit.role not in (Role.IMPLEMENTER, Role.EVALUATOR):
             entry = own[min(unit.round, len(own)) - 1] if own else _default(unit)

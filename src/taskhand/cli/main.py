@@ -34,6 +34,11 @@ class Entry(NamedTuple):
 
 
 COMMANDS = {
+    "author": Entry(
+        "taskhand.cli.author",
+        "author",
+        "Write a plan into OUT from REQUIREMENTS with an agent, checked until it validates.",
+    ),
     "board": Entry(
         "taskhand.cli.board",
         "board",

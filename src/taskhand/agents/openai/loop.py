@@ -7,6 +7,7 @@ everything else becomes an outcome.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -23,6 +24,7 @@ from taskhand.unit import (
     CaseReport,
     Outcome,
     Question,
+    Role,
     Unit,
     Usage,
     Verdict,
@@ -41,6 +43,12 @@ REVIEW_SYSTEM = (
     "candidate where you may read files and run commands (the tests among them), but not change "
     "files. Finish by calling submit_verdict: accept, or reject with the category, the concern, "
     "the evidence (file:symbol) and the next step the worker should take."
+)
+AUTHOR_SYSTEM = (
+    "You are the author of a plan of tasks for a software project. Read the project in the "
+    "workspace, the folder your tools start in, to name real paths and symbols; change nothing. "
+    "Finish by calling submit_plan: done with the plan, or question when a person must decide "
+    "(2-4 options, the one you recommend first) if the prompt allows questions."
 )
 NUDGE = "Call submit_case to finish, or continue working with the tools."
 VERDICT_NUDGE = "Call submit_verdict to finish, or continue working with the tools."
@@ -115,6 +123,8 @@ class _Session:
         self.writable = unit.role.writes
         self.finisher = "submit_verdict" if unit.role.judges else "submit_case"
         finishing = submissions.SUBMIT_VERDICT if unit.role.judges else submissions.SUBMIT_CASE
+        if unit.role is Role.AUTHOR:
+            self.finisher, finishing = "submit_plan", submissions.SUBMIT_PLAN
         self.tools = [finishing] + [
             schema
             for schema in tool_schemas.SCHEMAS
@@ -128,7 +138,9 @@ class _Session:
         self.nudged = False
 
     def run(self) -> Outcome:
-        self.add({"role": "system", "content": REVIEW_SYSTEM if self.unit.role.judges else SYSTEM})
+        role = self.unit.role
+        system = AUTHOR_SYSTEM if role is Role.AUTHOR else REVIEW_SYSTEM if role.judges else SYSTEM
+        self.add({"role": "system", "content": system})
         self.add({"role": "user", "content": self.unit.prompt})
         for _ in range(self.agent.max_turns):
             answer = self.ask()
@@ -190,7 +202,8 @@ class _Session:
                     failure=f"the model answered twice without calling a tool (last: {said!r})",
                 )
             self.nudged = True
-            self.add({"role": "user", "content": VERDICT_NUDGE if self.unit.role.judges else NUDGE})
+            nudge = VERDICT_NUDGE if self.unit.role.judges else NUDGE
+            self.add({"role": "user", "content": nudge.replace("submit_case", self.finisher)})
             return None
         for call in calls:
             if self.left() <= 0:
@@ -200,7 +213,7 @@ class _Session:
                 self.reply(call_id, f"error: {kind} tool calls are not offered", ok=False)
                 continue
             name, arguments = _text(function.get("name")), _text(function.get("arguments"))
-            if name in ("submit_case", "submit_verdict"):
+            if name in ("submit_case", "submit_verdict", "submit_plan"):
                 outcome = self.finish(call_id, name, arguments)
                 if outcome is not None:
                     return outcome
@@ -225,8 +238,9 @@ class _Session:
             problem = f"error: {name} is not offered to the {role}; finish by calling {finisher}"
         elif isinstance(submission, str):
             problem = submission
-        elif name == "submit_case":
-            problem = submissions.check(submission)
+        elif name in ("submit_case", "submit_plan"):
+            check = submissions.check if name == "submit_case" else submissions.check_plan
+            problem = check(submission)
             if not problem:
                 self.reply(call_id, "accepted", ok=True)
                 return self.submit(submission)
@@ -249,9 +263,12 @@ class _Session:
         if case is Case.QUESTION:
             question = Question(str(arguments["question"]), [str(o) for o in arguments["options"]])
         self.note(role="outcome", submission=arguments)
+        resolution = arguments.get("resolution") or ""
+        if self.finisher == "submit_plan" and case is Case.DONE:  # the plan, as JSON text
+            resolution = json.dumps(arguments.get("plan"))
         return self.end(
             case,
-            resolution=str(arguments.get("resolution") or ""),
+            resolution=str(resolution),
             failure=str(arguments.get("failure") or ""),
             question=question,
             report=CaseReport.from_json(arguments),

@@ -6,8 +6,11 @@ fix, and the model calls the tool again).
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
+from taskhand.plan import authored
+from taskhand.plan.model import Dialect
 from taskhand.unit import CATEGORIES, VERDICTS
 
 CASES = ("done", "question", "failed")
@@ -77,6 +80,41 @@ SUBMIT_VERDICT: dict[str, Any] = {
         },
     },
 }
+
+
+SUBMIT_PLAN: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "submit_plan",
+        "description": "Finish with the plan (case done), or a question for a person. Call it "
+        "once, last.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "case": {"type": "string", "enum": list(CASES)},
+                "plan": authored.SCHEMA,
+                "question": SUBMIT_CASE["function"]["parameters"]["properties"]["question"],
+                "options": SUBMIT_CASE["function"]["parameters"]["properties"]["options"],
+                "failure": {"type": "string", "description": "failed: why no plan can be made"},
+            },
+            "required": ["case"],
+        },
+    },
+}
+
+
+def check_plan(arguments: dict[str, Any]) -> str:
+    """Why a submit_plan cannot be accepted, as a message the model can act on; '' if valid.
+    The harness checks the plan's files again (dependencies, cycles) after it is written."""
+    if arguments.get("case") != "done":
+        return check({**arguments, "resolution": "(a plan)"}).replace("submit_case", "submit_plan")
+    frame = authored.Frame(Dialect.MARKDOWN, Path("plan"), (), "")
+    found = authored.build(arguments.get("plan"), frame)
+    code = arguments.get("plan", {}).get("code") if isinstance(arguments.get("plan"), dict) else 0
+    if not isinstance(found, list) and isinstance(code, str | None):
+        return ""
+    problems = found if isinstance(found, list) else [f"code {code!r} must be 3-5 letters A-Z"]
+    return "error: submit_plan was not accepted: " + "; ".join(problems[:20]) + "; call it again"
 
 
 def parse(arguments: str, tool: str) -> dict[str, Any] | str:

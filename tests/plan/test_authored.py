@@ -1,0 +1,78 @@
+"""A plan an author returns as data: the model it becomes in each dialect, and what is wrong
+with malformed data, in sentences an agent can act on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from taskhand.plan.authored import Frame, build
+from taskhand.plan.model import Check, Dialect, Status
+from tests.run.authoring import fixed_plan
+
+STAMP = "2026-01-02T03:04:05Z"
+
+
+def frame(dialect: Dialect, code: str = "") -> Frame:
+    return Frame(dialect, Path("plan"), ("/docs/req.md",), STAMP, code)
+
+
+def test_tasktrack_gets_ids_statuses_stamps_and_resources() -> None:
+    plan = build(fixed_plan(), frame(Dialect.TASKTRACK))
+    assert not isinstance(plan, list)
+    assert [t.id for t in plan.tasks] == ["WCNT-1", "WCNT-2", "WCNT-3", "WCNT-4"]
+    assert {t.status for t in plan.tasks} == {Status.OPEN}
+    assert plan.created == STAMP and {t.updated for t in plan.tasks} == {STAMP}
+    assert plan.resources == ["/docs/req.md"]
+    assert [(p.number, p.title, p.task_ids) for p in plan.phases] == [
+        (1, "Core", ["WCNT-1", "WCNT-2"]),
+        (2, "Documentation", ["WCNT-3", "WCNT-4"]),
+    ]
+    assert plan.tasks[3].dependencies == ["WCNT-3"]
+    assert plan.tasks[0].description.endswith("Paths: `wc.py`.") and plan.tasks[0].paths == []
+    assert plan.tasks[0].criteria[0].check == Check(("python", "-c", "pass"))
+
+
+def test_markdown_gets_padded_ids_paths_and_an_overview() -> None:
+    plan = build(fixed_plan(), frame(Dialect.MARKDOWN))
+    assert not isinstance(plan, list)
+    assert [t.id for t in plan.tasks] == ["T-001", "T-002", "T-003", "T-004"]
+    assert plan.code is None and plan.tasks[0].paths == ["wc.py"]
+    assert "## Phases\n1. Core\n2. Documentation" in plan.overview_text
+    assert "- /docs/req.md" in plan.overview_text
+
+
+def test_a_persons_code_wins_over_the_authors() -> None:
+    plan = build(fixed_plan(), frame(Dialect.TASKTRACK, code="WORDS"))
+    assert not isinstance(plan, list) and plan.tasks[0].id == "WORDS-1"
+
+
+def test_what_is_wrong_comes_back_one_sentence_each() -> None:
+    data: dict[str, Any] = fixed_plan()
+    del data["code"]
+    first, second = data["phases"][0]["tasks"]
+    first["id"] = "one"
+    second["criteria"] = [{"text": "runs", "command": []}]
+    second["paths"] = ["/etc/passwd", "../up"]
+    second["dependencies"] = [None]
+    data["phases"][1]["tasks"][1]["id"] = 3  # the same number as the task before it
+    problems = build(data, frame(Dialect.TASKTRACK))
+    assert problems == [
+        "code None must be 3 to 5 uppercase letters A-Z, like WORD",
+        "phases[1].tasks[1].id must be a whole number from 1 (got 'one')",
+        "phases[1].tasks[2] (task 2): dependency None is not a task number",
+        "phases[1].tasks[2] (task 2): path '/etc/passwd' must be relative to the repository root",
+        "phases[1].tasks[2] (task 2): path '../up' must be relative to the repository root",
+        "phases[1].tasks[2] (task 2): the command of 'runs' must be a non-empty argv list",
+        "phases[1].tasks[2] (task 2) needs at least one acceptance criterion",
+        "two tasks have the id 3; number tasks 1, 2, 3, ...",
+    ]
+
+
+def test_data_that_is_no_plan_at_all() -> None:
+    assert build([], frame(Dialect.MARKDOWN)) == [
+        "the plan must be a JSON object with code, title, objective and phases"
+    ]
+    assert build({"title": "t", "objective": "o", "phases": []}, frame(Dialect.MARKDOWN)) == [
+        "phases must be a non-empty list of {title, tasks}"
+    ]
