@@ -15,6 +15,7 @@ from click.testing import Result
 from taskhand.plan import validate
 from taskhand.run.author_inputs import MAX_DOCUMENT_BYTES
 from tests.conftest import RunCli
+from tests.plans import tt_plan
 from tests.run.authoring import BAD_PLAN, files, fixed_plan, replay_script
 
 QUESTION = {
@@ -49,6 +50,21 @@ def test_author_writes_a_tasktrack_plan_and_says_so(tmp_path: Path, run_cli: Run
     names = sorted(p.name for p in (tmp_path / "out").iterdir())
     tasks = [f"WCNT-{n}.md" for n in range(1, 5)]
     assert names == ["TaskTrack-v1.md", *tasks, "WCNT-TaskTrack.md"]
+    assert validate.validate(tmp_path / "out").ok(strict=True)
+
+
+def test_without_spec_the_publication_of_a_plan_in_the_repository_is_copied(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    repo, _, _ = files(tmp_path)
+    old = repo / "plans" / "old"
+    old.mkdir(parents=True)
+    for name, text in tt_plan([[("OLD-1", "DONE")]], code="OLD").items():
+        (old / name).write_text(str(text))
+    result = author(run_cli, tmp_path, "--dialect", "tasktrack")
+    assert result.exit_code == 0, result.output
+    copied = (tmp_path / "out" / "TaskTrack-v1.md").read_bytes()
+    assert copied == (old / "TaskTrack-v1.md").read_bytes()
     assert validate.validate(tmp_path / "out").ok(strict=True)
 
 

@@ -11,6 +11,7 @@ from taskhand.plan.convert import ConvertError, convert_folder
 from taskhand.plan.formats import load
 from taskhand.plan.model import Check, Dialect, Plan, Status
 from taskhand.plan.problems import PlanError
+from taskhand.plan.publication import PublicationError
 from taskhand.plan.validate import validate
 from taskhand.plan.write import PlanWriteError
 from tests.conftest import WritePlan
@@ -224,7 +225,11 @@ def test_a_folder_with_files_a_bad_code_or_the_same_dialect_is_refused(
         convert_folder(source, tmp_path / "new", Dialect.TASKTRACK, code="ab1")
     with pytest.raises(ConvertError, match="already a markdown plan"):
         convert_folder(source, tmp_path / "new", Dialect.MARKDOWN)
-    with pytest.raises(ConvertError, match="not a spec publication"):
+    with pytest.raises(PublicationError, match="no such spec file"):
         convert_folder(source, tmp_path / "new", Dialect.TASKTRACK, "ABC", tmp_path / "x.md")
+    (tmp_path / "x.md").write_text("# not a publication's name\n")
+    with pytest.raises(PublicationError, match="named TaskTrack-<REVISION>.md"):
+        convert_folder(source, tmp_path / "new", Dialect.TASKTRACK, "ABC", tmp_path / "x.md")
+    (tmp_path / "x.md").unlink()
     assert not (tmp_path / "new").exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "plan"]

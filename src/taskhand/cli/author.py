@@ -73,7 +73,7 @@ def author(
     Nothing is executed. A plan that never validates leaves no folder, and exits 1."""
     chosen = Dialect(dialect)
     found = inputs.read_requirements(list(requirements), chosen)
-    spec = inputs.check_spec(spec, chosen)
+    spec = inputs.check_spec(spec, chosen, repo)
     code = inputs.check_code(code.strip(), chosen)
     inputs.check_out(out)
     given = inputs.read_answers(answers)

@@ -74,11 +74,14 @@ def import_command(
         f"validate: 0 errors, {plural(len(done.warnings), Severity.WARNING)}"
         + (f" (taskhand validate {display_path(out)} lists them)" if done.warnings else "")
     )
-    if Dialect(dialect) is Dialect.TASKTRACK and spec is None:
+    if Dialect(dialect) is Dialect.TASKTRACK and done.spec is None:
         click.echo(
-            f"spec: none in {display_path(out)}; copy a TaskTrack-<REVISION>.md publication "
-            "into it, or import again with --spec FILE"
+            f"spec: none in {display_path(out)} (taskhand ships none, and no TaskTrack plan of "
+            "this repository holds one); copy a TaskTrack-<REVISION>.md publication into it, "
+            "or import again with --spec FILE"
         )
+    elif spec is None and done.spec is not None:
+        click.echo(f"spec: copied from {display_path(done.spec)}")
     click.echo(f"next: taskhand show {display_path(out)}")
 
 

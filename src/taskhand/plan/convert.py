@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from taskhand.errors import UserError
-from taskhand.plan import carried
+from taskhand.plan import carried, publication
 from taskhand.plan.formats import tasktrack
 from taskhand.plan.formats.criteria import CriterionError, parse_duration
 from taskhand.plan.formats.tasktrack_edit import now
@@ -46,13 +46,12 @@ def convert_folder(
         raise ConvertError(
             f"{path} is already a {dialect} plan", fix=f"convert it with --dialect {other}"
         )
-    if spec is not None and dialect is not Dialect.TASKTRACK:
-        raise ConvertError("--spec applies to a TaskTrack result", fix="drop --spec")
-    if spec is not None and (not spec.is_file() or not tasktrack.SPEC_RE.match(spec.name)):
-        raise ConvertError(
-            f"{spec} is not a spec publication file",
-            fix="give an existing file named TaskTrack-<REVISION>.md",
-        )
+    spec = publication.checked(spec, dialect)
+    if spec is None and dialect is Dialect.TASKTRACK:
+        spec = publication.nearby(path)
+        found = spec
+    else:
+        found = None
     conversion = convert(source, dialect, out, code)
     if (source.root / SETTINGS_FILE).is_file():
         conversion.notes.append(
@@ -61,9 +60,12 @@ def convert_folder(
         )
     if dialect is Dialect.TASKTRACK and spec is None:
         conversion.notes.append(
-            "the spec publication: the folder has none; copy a TaskTrack-<REVISION>.md into "
-            "it, or convert again with --spec FILE"
+            "the spec publication: the folder has none (taskhand ships none, and no TaskTrack "
+            "plan of this repository holds one); copy a TaskTrack-<REVISION>.md into it, or "
+            "convert again with --spec FILE"
         )
+    elif found is not None:
+        conversion.notes.append(f"the spec publication: copied from {found}")
     return conversion, write_plan(conversion.plan, out, spec)
 
 

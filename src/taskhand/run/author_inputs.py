@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskhand.errors import UserError
-from taskhand.plan.formats.tasktrack import CODE_RE, SPEC_RE
+from taskhand.plan import publication
+from taskhand.plan.formats.tasktrack import CODE_RE
 from taskhand.plan.model import Dialect
 from taskhand.plan.write import check_out_folder
 from taskhand.prompts.author import Requirement
@@ -78,30 +79,20 @@ def read_requirements(
     return found
 
 
-def check_spec(spec: Path | None, dialect: Dialect) -> Path | None:
-    """The TaskTrack publication to copy into the plan: a TaskTrack plan needs one (taskhand
-    ships none of its own); a Markdown plan takes none."""
-    if dialect is Dialect.MARKDOWN:
-        if spec is not None:
-            raise AuthorInputError(
-                "--spec applies to TaskTrack plans", fix="add --dialect tasktrack or drop --spec"
-            )
-        return None
-    if spec is None:
+def check_spec(spec: Path | None, dialect: Dialect, repo: Path | None = None) -> Path | None:
+    """The TaskTrack publication to copy into the plan: `spec`, else one a TaskTrack plan of
+    the repository already holds (taskhand ships none of its own); a Markdown plan takes none."""
+    given = publication.checked(spec, dialect)
+    if given is not None or dialect is Dialect.MARKDOWN:
+        return given
+    found = publication.nearby(repo or Path.cwd())
+    if found is None:
         raise AuthorInputError(
-            "a TaskTrack plan holds a publication of the TaskTrack specification, and taskhand "
-            "ships none",
+            "a TaskTrack plan holds a publication of the TaskTrack specification; taskhand "
+            "ships none, and no TaskTrack plan of this repository holds one",
             fix="pass --spec TaskTrack-<REVISION>.md, or use --dialect markdown",
         )
-    if not spec.is_file():
-        raise AuthorInputError("no such file", where=str(spec), fix="give the spec's path")
-    if not SPEC_RE.match(spec.name):
-        raise AuthorInputError(
-            "a spec publication is named TaskTrack-<REVISION>.md",
-            where=str(spec),
-            fix="rename it",
-        )
-    return spec
+    return found
 
 
 def check_code(code: str, dialect: Dialect) -> str:

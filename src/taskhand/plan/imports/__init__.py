@@ -13,6 +13,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from taskhand.plan import publication
 from taskhand.plan.formats import tasktrack
 from taskhand.plan.imports import speckit, taskmaster
 from taskhand.plan.imports.draft import Dropped, build
@@ -36,6 +37,7 @@ class Imported:
     dropped: list[Dropped]
     written: list[Path]
     warnings: list[Problem]  # what `validate` says of the written plan
+    spec: Path | None = None  # the publication copied in (given, or found in the repository)
 
     @property
     def dependencies(self) -> int:
@@ -56,7 +58,9 @@ def import_plan(
         code = code or default_code(out)
         if not tasktrack.CODE_RE.match(code):
             raise ImportFileError(f"plan code {code!r} is not 3 to 5 letters A-Z", fix="--code FOO")
-    _check_spec(dialect, spec)
+    spec = publication.checked(spec, dialect)
+    if spec is None and dialect is Dialect.TASKTRACK:
+        spec = publication.nearby(out.parent if out.parent.exists() else Path.cwd())
     text = read_source(source)
     kind, data = detect(text, source)
     if kind is SourceFormat.SPECKIT:
@@ -82,23 +86,8 @@ def import_plan(
         ) from None
     report = validate(out)
     return Imported(
-        source, kind, out, built.plan, built.ids, built.dropped, written, report.warnings
+        source, kind, out, built.plan, built.ids, built.dropped, written, report.warnings, spec
     )
-
-
-def _check_spec(dialect: Dialect, spec: Path | None) -> None:
-    if spec is None:
-        return
-    if dialect is not Dialect.TASKTRACK:
-        raise ImportFileError("--spec applies to TaskTrack plans", fix="add --dialect tasktrack")
-    if not spec.is_file():
-        raise ImportFileError(
-            "no such spec file", where=str(spec), fix="give a TaskTrack-*.md file"
-        )
-    if not tasktrack.SPEC_RE.match(spec.name):
-        raise ImportFileError(
-            "a spec publication is named TaskTrack-<REVISION>.md", where=str(spec), fix="rename it"
-        )
 
 
 def _write(plan: Plan, out: Path, spec: Path | None) -> list[Path]:
