@@ -228,7 +228,7 @@ def test_a_folder_with_files_a_bad_code_or_the_same_dialect_is_refused(
     with pytest.raises(PublicationError, match="no such spec file"):
         convert_folder(source, tmp_path / "new", Dialect.TASKTRACK, "ABC", tmp_path / "x.md")
     (tmp_path / "x.md").write_text("# not a publication's name\n")
-    with pytest.raises(PublicationError, match="named TaskTrack-<REVISION>.md"):
+    with pytest.raises(PublicationError, match=r"named TaskTrack-<REVISION>\.md"):
         convert_folder(source, tmp_path / "new", Dialect.TASKTRACK, "ABC", tmp_path / "x.md")
     (tmp_path / "x.md").unlink()
     assert not (tmp_path / "new").exists()

@@ -50,5 +50,5 @@ def test_the_highest_revision_wins_and_a_named_one_is_checked(tmp_path: Path) ->
     assert publication.checked(repo / "a" / "TaskTrack-v1.md", Dialect.TASKTRACK)
     with pytest.raises(PublicationError, match="applies to TaskTrack plans"):
         publication.checked(repo / "a" / "TaskTrack-v1.md", Dialect.MARKDOWN)
-    with pytest.raises(PublicationError, match="named TaskTrack-<REVISION>.md"):
+    with pytest.raises(PublicationError, match=r"named TaskTrack-<REVISION>\.md"):
         publication.checked(repo / "a" / "FOO-TaskTrack.md", Dialect.TASKTRACK)
