@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from taskhand.agents import NAMES
-from taskhand.cli.options import JSON
+from taskhand.cli.options import JSON, SPEC
 from taskhand.config import SANDBOXES
 from taskhand.plan.model import Dialect
 from taskhand.plan.problems import relative_path
@@ -33,7 +33,7 @@ from taskhand.unit import Question
 @click.option("--model", help="The author's model.")
 @click.option("--script", type=click.Path(path_type=Path), help="The replay agent's script.")
 @click.option("--code", default="", help="The plan's code (3 to 5 letters A-Z), over the author's.")
-@click.option("--spec", type=click.Path(path_type=Path), help="TaskTrack-<REVISION>.md to copy in.")
+@SPEC
 @click.option(
     "--rounds", default=3, type=click.IntRange(1, 20), help="Plans the author may return."
 )

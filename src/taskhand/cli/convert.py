@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from taskhand.cli.options import JSON
+from taskhand.cli.options import JSON, SPEC
 from taskhand.plan import convert as plan_convert
 from taskhand.plan import validate
 from taskhand.plan.model import Dialect
@@ -27,11 +27,7 @@ from taskhand.text import dumps, printable
     help="The dialect to write.",
 )
 @click.option("--code", help="The TaskTrack plan code, 3 to 5 letters A-Z (default: kept).")
-@click.option(
-    "--spec",
-    type=click.Path(path_type=Path),
-    help="A TaskTrack spec publication (TaskTrack-*.md) to copy in.",
-)
+@SPEC
 @JSON
 def convert_command(
     plan: Path, out: Path, dialect: str, code: str | None, spec: Path | None, as_json: bool

@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from taskhand.cli.options import JSON
+from taskhand.cli.options import JSON, SPEC
 from taskhand.plan.imports import Imported, import_plan
 from taskhand.plan.imports.draft import plural
 from taskhand.plan.model import Dialect, Status
@@ -33,11 +33,7 @@ from taskhand.text import dumps
     help="The plan format to write.",
 )
 @click.option("--code", help="TaskTrack plan code, 3 to 5 letters A-Z (default: from --out).")
-@click.option(
-    "--spec",
-    type=click.Path(path_type=Path),
-    help="A TaskTrack spec publication (TaskTrack-*.md) to copy in.",
-)
+@SPEC
 @click.option("--tag", help="The Taskmaster tag to import (default: master, else the first).")
 @JSON
 def import_command(

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from taskhand.cli.options import JSON
+from taskhand.cli.options import JSON, summary
 from taskhand.plan import lint as plan_lint
 from taskhand.plan import validate
 from taskhand.plan.problems import Problem, display_path, relative_path
@@ -33,18 +33,11 @@ def lint_command(plan: Path, as_json: bool, strict: bool) -> None:
         report = plan_lint.extend(preflight.validate(plan))
     ok = report.ok(strict)
     if as_json:
-        data: dict[str, Any] = {
-            "ok": ok,
-            "path": relative_path(plan),
-            "dialect": str(report.plan.dialect) if report.plan else None,
-            "tasks": len(report.plan.tasks) if report.plan else 0,
-            "errors": len(report.errors),
-            "warnings": len(report.warnings),
-            "findings": [
-                {**f.as_json(), "path": relative_path(p.path)}
-                for p, f in zip(report.problems, plan_lint.findings(report), strict=True)
-            ],
-        }
+        data: dict[str, Any] = summary(report, plan, ok)
+        data["findings"] = [
+            {**f.as_json(), "path": relative_path(p.path)}
+            for p, f in zip(report.problems, plan_lint.findings(report), strict=True)
+        ]
         click.echo(dumps(data, indent=2))
     else:
         for problem in report.problems:

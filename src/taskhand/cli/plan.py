@@ -17,11 +17,11 @@ from typing import Any, NoReturn, ParamSpec
 import click
 
 from taskhand.cli.errors import Failure
-from taskhand.cli.options import JSON
+from taskhand.cli.options import JSON, summary
 from taskhand.plan import schedule, templates, validate
 from taskhand.plan.formats import markdown
 from taskhand.plan.model import Dialect, Plan
-from taskhand.plan.problems import display_path, relative_path
+from taskhand.plan.problems import display_path
 from taskhand.plan.schedule import Statuses
 from taskhand.text import dumps
 from taskhand.views import plan as views
@@ -120,18 +120,11 @@ def validate_command(plan: Path, as_json: bool, strict: bool, lint: bool) -> Non
         report = authoring.extend(report)
     ok = report.ok(strict)
     if as_json:
-        summary: dict[str, Any] = {
-            "ok": ok,
-            "path": relative_path(plan),
-            "dialect": str(report.plan.dialect) if report.plan else None,
-            "tasks": len(report.plan.tasks) if report.plan else 0,
-            "errors": len(report.errors),
-            "warnings": len(report.warnings),
-            "problems": [p.as_json() for p in report.problems],
-        }
+        shown = summary(report, plan, ok)
+        shown["problems"] = [p.as_json() for p in report.problems]
         if report.shape is not None and not report.errors:
-            summary.update(critical_path=report.shape.critical_path, width=report.shape.width)
-        _emit(summary)
+            shown.update(critical_path=report.shape.critical_path, width=report.shape.width)
+        _emit(shown)
     else:
         for problem in report.problems:
             click.echo(problem.render())
