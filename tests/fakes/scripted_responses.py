@@ -22,6 +22,8 @@ class Turn:
     text: str = ""
     calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     custom_calls: list[tuple[str, str]] = field(default_factory=list)  # freeform tools
+    # Calls of a tool in a namespace, as codex offers an MCP server's: (namespace, name, args).
+    namespaced_calls: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
     input_tokens: int = 100
     cached_tokens: int = 0
     output_tokens: int = 20
@@ -64,6 +66,18 @@ def _items(turn: Turn, number: int) -> list[dict[str, Any]]:
                 "type": "function_call",
                 "id": f"fc_{number:04d}_{index}",
                 "call_id": f"call_{number:04d}_{index}",
+                "name": name,
+                "arguments": json.dumps(arguments),
+                "status": "completed",
+            }
+        )
+    for index, (namespace, name, arguments) in enumerate(turn.namespaced_calls, 1):
+        items.append(
+            {
+                "type": "function_call",
+                "id": f"fc_{number:04d}_n{index}",
+                "call_id": f"call_{number:04d}_n{index}",
+                "namespace": namespace,
                 "name": name,
                 "arguments": json.dumps(arguments),
                 "status": "completed",

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from taskhand.agents import prices as price_list
 from taskhand.agents.base import AgentError
-from taskhand.agents.cli import mcp
+from taskhand.agents.cli import mcp, outcome_tool
 from taskhand.agents.cli.outcome import Found, outcome, parse_outcome
 from taskhand.agents.cli.output import Report
 from taskhand.agents.cli.presets import COMMAND_ENV, NAMES, PRESETS, Context, split_template
@@ -109,22 +109,42 @@ class CliAgent:
                     context.browser = mcp.server(unit, self.env)
                 except LookupError as exc:
                     return Outcome(Case.ERROR, failure=str(exc), transcript=transcript)
+            if self.name in outcome_tool.PRESETS:
+                context.outcome = outcome_tool.command(unit.role, context.scratch)
             report, failure = self._attempt(context, unit.prompt, None, deadline, transcript)
             if failure:
                 return self._end(Case.ERROR, report, transcript, context, failure=failure)
-            found = parse_outcome(report.text, unit.role)
+            found = self._found(context, report, transcript)
             if isinstance(found, str) and self.preset.resumable and report.session:
                 first, asked = report, nudge(unit.role)
+                if context.outcome:
+                    asked = outcome_tool.nudge(unit.role, asked)
                 report, failure = self._attempt(context, asked, first, deadline, transcript)
                 if not self.preset.totals:
                     report.usage = first.usage + report.usage
                     report.priced = first.priced and report.priced
                 if failure:
                     return self._end(Case.ERROR, report, transcript, context, failure=failure)
-                found = parse_outcome(report.text, unit.role)
+                found = self._found(context, report, transcript)
             if isinstance(found, str):
                 return self._end(Case.ERROR, report, transcript, context, failure=found)
             return self._end(found.case, report, transcript, context, found=found)
+
+    def _found(
+        self, context: Context, report: Report, transcript: list[dict[str, object]]
+    ) -> Found | str:
+        """The outcome: the first valid outcome-tool call, else the final message's block
+        (never a verdict read into prose: the block must be there); why neither otherwise."""
+        role = context.unit.role
+        if not context.outcome:
+            return parse_outcome(report.text, role)
+        called = outcome_tool.read(context.scratch, role)
+        if isinstance(called, Found):
+            note = f"the outcome came through the {outcome_tool.SERVER} MCP server's tool"
+            context.unit.record(transcript, {"role": "note", "content": note})
+            return called
+        written = parse_outcome(report.text, role)
+        return written if isinstance(written, Found) else f"{called}, and {written}"
 
     def _attempt(
         self,
@@ -138,7 +158,10 @@ class CliAgent:
         call = self.preset.call(context, prompt, resume)
         # The program runs in the unit's sandbox; its scratch folder (answer files) is its own.
         unit = context.unit
-        sandbox = unit.sandbox.with_readable([Path(self.program), self.program_files])
+        readable = [Path(self.program), self.program_files]
+        if context.outcome:  # the outcome server is our own Python, wherever it is installed
+            readable.append(outcome_tool.package_root())
+        sandbox = unit.sandbox.with_readable(readable)
         writable = [unit.worktree, context.scratch, *self.state]
         if context.browser and unit.browser:  # where the browser's server saves its pictures
             writable.append(unit.browser.shots)

@@ -66,27 +66,53 @@ def server(unit: Unit, env: Mapping[str, str]) -> list[str] | None:
     return [shell, "-c", IN_FOLDER, "sh", str(shots), *argv]
 
 
-def claude_config(command: list[str], scratch: Path) -> Path:
-    """The file `--mcp-config` names: the one server claude may use (`--strict-mcp-config`)."""
+def claude_config(
+    command: list[str] | None,
+    scratch: Path,
+    more: Mapping[str, tuple[list[str], Mapping[str, str]]] | None = None,
+) -> Path:
+    """The file `--mcp-config` names: the servers claude may use (`--strict-mcp-config`), the
+    browser's (`command`, when the unit has one) and `more`, by name: (command, environment)."""
     path = scratch / "mcp.json"
-    stdio = {"type": "stdio", "command": command[0], "args": command[1:]}
-    path.write_text(json.dumps({"mcpServers": {SERVER: stdio}}, indent=2), encoding="utf-8")
+    servers: dict[str, object] = {}
+    if command:
+        servers[SERVER] = {"type": "stdio", "command": command[0], "args": command[1:]}
+    for name, (argv, env) in (more or {}).items():
+        servers[name] = {"type": "stdio", "command": argv[0], "args": argv[1:], "env": dict(env)}
+    path.write_text(json.dumps({"mcpServers": servers}, indent=2), encoding="utf-8")
     return path
 
 
-def codex_flags(command: list[str]) -> list[str]:
+def codex_flags(
+    command: list[str],
+    name: str = SERVER,
+    env: Mapping[str, str] | None = None,
+    required: bool = False,
+) -> list[str]:
     """`-c` overrides that declare the server to codex, its tools approved in advance (codex
-    exec cancels an MCP call that would need a person's approval)."""
+    exec cancels an MCP call that would need a person's approval). A required server is
+    waited for before the first turn (else codex may start without its tools)."""
     values: dict[str, object] = {
         "command": command[0],
         "args": command[1:],
         "default_tools_approval_mode": "approve",
         "startup_timeout_sec": STARTUP_SECONDS,
     }
+    if env:
+        values["env"] = dict(env)
+    if required:
+        values["required"] = True
     flags = []
     for key, value in values.items():
-        flags += ["-c", f"mcp_servers.{SERVER}.{key}={json.dumps(value)}"]  # JSON is TOML here
+        flags += ["-c", f"mcp_servers.{name}.{key}={_toml(value)}"]
     return flags
+
+
+def _toml(value: object) -> str:
+    """A value as a TOML literal: JSON is TOML for strings, numbers and arrays; a table inline."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
 
 
 def gemini_files(command: list[str], scratch: Path) -> tuple[Path, Path]:

@@ -37,6 +37,13 @@ def parse_outcome(text: str, role: Role = Role.IMPLEMENTER) -> Found | str:
     block = _last_block(text, "case")
     if block is None:
         return "the agent's final message has no outcome block (a fenced JSON with a case)"
+    return read_block(block, role)
+
+
+def read_block(block: dict[str, Any], role: Role) -> Found | str:
+    """The outcome one block states (a case, or a reviewer's verdict); what is wrong if not."""
+    if role.judges:
+        return _verdict(block)
     case = str(block.get("case", "")).strip().lower()
     if case == "done":
         report = CaseReport.from_json(block)

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskhand.agents.base import AgentError
-from taskhand.agents.cli import mcp
+from taskhand.agents.cli import mcp, outcome_tool
 from taskhand.agents.cli.codex_sandbox import helper_path, sandbox_mode
 from taskhand.agents.cli.output import (
     Report,
@@ -107,6 +107,7 @@ class Context:
     template: str = ""
     outer_sandbox: bool = False  # taskhand runs the program inside a sandbox of its own
     browser: list[str] | None = None  # the unit's browser: the MCP server's command (mcp.py)
+    outcome: list[str] | None = None  # the outcome tools' MCP server (outcome_tool.py)
 
     @property
     def writing(self) -> bool:
@@ -131,6 +132,8 @@ class Preset:
 def _claude_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
     argv = [ctx.program, "-p", "--output-format", "json"]
     browsing = f",{mcp.CLAUDE_TOOLS}" if ctx.browser else ""
+    if ctx.outcome:
+        browsing += f",mcp__{outcome_tool.SERVER}"
     if ctx.writing:
         argv += [
             "--permission-mode",
@@ -144,15 +147,17 @@ def _claude_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
             f"--tools={CLAUDE_READ_TOOLS}",
             f"--allowedTools={CLAUDE_READ_TOOLS}{browsing}",
         ]
-    if ctx.browser:  # the browser's server and no other: none of the user's own
-        config = mcp.claude_config(ctx.browser, ctx.scratch)
+    if ctx.browser or ctx.outcome:  # our servers and no other: none of the user's own
+        ours = {outcome_tool.SERVER: (ctx.outcome, outcome_tool.env())} if ctx.outcome else {}
+        config = mcp.claude_config(ctx.browser, ctx.scratch, ours)
         argv += ["--mcp-config", str(config), "--strict-mcp-config"]
     if ctx.model:
         argv += ["--model", ctx.model]
     if resume is not None:
         argv += ["--resume", resume.session]
     else:
-        argv += ["--append-system-prompt", OUTCOME_HINT]
+        hint = outcome_tool.hint(ctx.unit.role) if ctx.outcome else OUTCOME_HINT
+        argv += ["--append-system-prompt", hint]
     return Call([*argv, *ctx.extra], stdin=prompt)
 
 
@@ -175,10 +180,14 @@ def _codex_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
             argv += ["-c", f"model_providers.taskhand.{key}={json.dumps(value)}"]
     if ctx.browser:
         argv += mcp.codex_flags(ctx.browser)
+    if ctx.outcome:
+        argv += mcp.codex_flags(ctx.outcome, outcome_tool.SERVER, outcome_tool.env(), True)
     argv += ctx.extra
     if resume is not None:
         argv += ["resume", resume.session]
     path = helper_path(ctx.program, ctx.scratch / "codex-path", ctx.env.get("PATH", ""))
+    if ctx.outcome and resume is None:  # codex has no system prompt of ours: the prompt says it
+        prompt = f"{prompt}\n\n{outcome_tool.hint(ctx.unit.role)}"
     return Call([*argv, "-"], stdin=prompt, env={"PATH": path})
 
 
@@ -270,7 +279,13 @@ PRESETS: dict[str, Preset] = {
         _claude_call,
         parse_claude,
         totals=True,
-        env=(("DISABLE_AUTOUPDATER", "1"),),
+        # Our MCP servers' tools offered from the first turn: claude would otherwise start
+        # the first turn before they connect, and hide them behind its tool search.
+        env=(
+            ("DISABLE_AUTOUPDATER", "1"),
+            ("MCP_CONNECTION_NONBLOCKING", "false"),
+            ("ENABLE_TOOL_SEARCH", "false"),
+        ),
         state=(".claude", ".claude.json"),
     ),
     "codex": Preset(
