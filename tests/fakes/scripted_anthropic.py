@@ -55,13 +55,20 @@ def _is_main(body: dict[str, Any]) -> bool:
     return bool(body.get("tools"))
 
 
-def _blocks(turn: Turn) -> list[dict[str, Any]]:
+def _blocks(turn: Turn, message: int = 0) -> list[dict[str, Any]]:
+    """The message's content; each tool call's id unique in the session (claude takes a call
+    whose id it has seen already for an interrupted one)."""
     blocks: list[dict[str, Any]] = []
     if turn.text:
         blocks.append({"type": "text", "text": turn.text})
     for number, (name, arguments) in enumerate(turn.tools, 1):
         blocks.append(
-            {"type": "tool_use", "id": f"toolu_{number:04d}", "name": name, "input": arguments}
+            {
+                "type": "tool_use",
+                "id": f"toolu_{message:04d}{number:04d}",
+                "name": name,
+                "input": arguments,
+            }
         )
     return blocks
 
@@ -81,7 +88,7 @@ def _message(turn: Turn, model: str, number: int) -> dict[str, Any]:
         "type": "message",
         "role": "assistant",
         "model": model,
-        "content": _blocks(turn),
+        "content": _blocks(turn, number),
         "stop_reason": "tool_use" if turn.tools else "end_turn",
         "stop_sequence": None,
         "usage": _usage(turn),
