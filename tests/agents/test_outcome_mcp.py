@@ -319,3 +319,68 @@ def test_a_hanging_program_times_out_with_its_server(tmp_path: Path) -> None:
     # A server whose unit's scratch folder is gone would be this unit's, left running.
     outs = [Path(words.split("--out ")[1]) for words in servers if "--out " in words]
     assert all(out.parent.exists() for out in outs), servers
+
+
+# ---- the schema path: the nudge's answer in the outcome's shape
+
+
+def test_real_claude_nudged_answers_through_its_structured_output(tmp_path: Path) -> None:
+    work = repo(tmp_path)
+    structured = {"case": "done", "resolution": "through the schema"}
+    script = [
+        anthropic.Turn(text="All done."),
+        anthropic.Turn(tools=[("StructuredOutput", structured)]),
+        anthropic.Turn(text="Done."),
+    ]
+    with anthropic.ScriptedAnthropic(script) as api:
+        outcome = claude_agent(tmp_path, api).run(unit(work))
+    assert (outcome.case, outcome.resolution) == (Case.DONE, "through the schema"), outcome
+    first, nudged = api.main_requests()[0], api.main_requests()[1]
+    assert "StructuredOutput" not in {t["name"] for t in first.body["tools"]}
+    [offered] = [t for t in nudged.body["tools"] if t["name"] == "StructuredOutput"]
+    assert offered["input_schema"]["properties"]["case"]["enum"] == ["done", "question", "failed"]
+
+
+def test_real_claude_structured_output_is_still_checked_by_us(tmp_path: Path) -> None:
+    work = repo(tmp_path)
+    schema_valid = {"case": "question"}  # the schema lets it through; our check does not
+    script = [
+        anthropic.Turn(text="All done."),
+        anthropic.Turn(tools=[("StructuredOutput", schema_valid)]),
+        anthropic.Turn(text="Done."),
+    ]
+    with anthropic.ScriptedAnthropic(script) as api:
+        outcome = claude_agent(tmp_path, api).run(unit(work))
+    assert outcome.case is Case.ERROR and outcome.question is None
+    assert outcome.failure == (
+        "the agent never called submit_case, and the agent's outcome block asks a question "
+        "but gives no question text"
+    )
+
+
+def test_real_claude_after_five_bad_structured_outputs_is_an_error(tmp_path: Path) -> None:
+    work = repo(tmp_path)
+    invented = {"case": "finished", "resolution": "a case the schema's enum refuses"}
+    script = [
+        anthropic.Turn(text="All done."),
+        *[anthropic.Turn(tools=[("StructuredOutput", invented)])] * 6,
+        anthropic.Turn(text="Done."),
+    ]
+    with anthropic.ScriptedAnthropic(script) as api:
+        outcome = claude_agent(tmp_path, api).run(unit(work))
+    assert outcome.case is Case.ERROR and outcome.resolution == ""
+    assert outcome.failure.startswith("claude failed: error_max_structured_output_retries")
+
+
+def test_real_codex_nudged_answers_with_json_in_the_strict_schema(tmp_path: Path) -> None:
+    answer = json.dumps(
+        {"verdict": "reject", **{k: v for k, v in REJECT.items() if k != "verdict"}}
+    )
+    script = [responses.Turn(text="Looks wrong to me."), responses.Turn(text=answer)]
+    with responses.ScriptedResponses(script) as api:
+        outcome = codex_agent(tmp_path, api).run(unit(repo(tmp_path), role=Role.EVALUATOR))
+    assert outcome.verdict is not None and not outcome.verdict.accepted, outcome.failure
+    assert "text" not in api.requests[0].body or "format" not in api.requests[0].body["text"]
+    sent = api.requests[1].body["text"]["format"]
+    assert sent["strict"] is True and sent["schema"]["additionalProperties"] is False
+    assert set(sent["schema"]["required"]) == set(REJECT)

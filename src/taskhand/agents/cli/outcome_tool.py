@@ -5,9 +5,11 @@ each line checked again as the server checked it, the first valid one taken.
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import taskhand
 from taskhand.agents.cli.outcome import Found, read_block
@@ -53,6 +55,41 @@ def hint(role: Role) -> str:
 def nudge(role: Role, fallback: str) -> str:
     """The nudge for a unit that ended without an outcome: the tool first, then the block."""
     return f"You have not called the {tools.finisher(role)} tool. Call it now. {fallback}"
+
+
+def schema(role: Role, *, strict: bool = False) -> dict[str, Any]:
+    """The JSON schema of the role's finishing tool, for a CLI's structured final answer
+    (claude `--json-schema`, codex `--output-schema`). `strict`: the form OpenAI's strict
+    mode takes, every property required (the optional ones nullable), none other allowed."""
+    shaped: dict[str, Any] = copy.deepcopy(tools.offered(role)[0]["parameters"])
+    if strict:
+        shaped = _strict(shaped)
+    return shaped
+
+
+def _strict(node: Any) -> Any:
+    if isinstance(node, dict):
+        node = {key: _strict(value) for key, value in node.items()}
+        properties = node.get("properties")
+        if node.get("type") == "object" and isinstance(properties, dict):
+            for key, value in properties.items():
+                kind = value.get("type")
+                if key not in node.get("required", []) and isinstance(kind, str):
+                    value["type"] = [kind, "null"]
+                    if "enum" in value:
+                        value["enum"] = [*value["enum"], None]
+            node["required"] = list(properties)
+            node["additionalProperties"] = False
+    elif isinstance(node, list):
+        node = [_strict(item) for item in node]
+    return node
+
+
+def schema_file(role: Role, scratch: Path) -> Path:
+    """The strict schema in a file of the unit's scratch folder, for codex `--output-schema`."""
+    path = scratch / f"outcome-schema-{role.value}.json"
+    path.write_text(json.dumps(schema(role, strict=True)), encoding="utf-8")
+    return path
 
 
 def read(scratch: Path, role: Role) -> Found | str:

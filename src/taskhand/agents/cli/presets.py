@@ -155,6 +155,8 @@ def _claude_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
         argv += ["--model", ctx.model]
     if resume is not None:
         argv += ["--resume", resume.session]
+        if ctx.outcome:  # the nudge's answer in the outcome's shape (StructuredOutput)
+            argv += ["--json-schema", json.dumps(outcome_tool.schema(ctx.unit.role))]
     else:
         hint = outcome_tool.hint(ctx.unit.role) if ctx.outcome else OUTCOME_HINT
         argv += ["--append-system-prompt", hint]
@@ -183,6 +185,8 @@ def _codex_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
     if ctx.outcome:
         argv += mcp.codex_flags(ctx.outcome, outcome_tool.SERVER, outcome_tool.env(), True)
     argv += ctx.extra
+    if resume is not None and ctx.outcome:  # the nudge's answer as JSON in the outcome's shape
+        argv += ["--output-schema", str(outcome_tool.schema_file(ctx.unit.role, ctx.scratch))]
     if resume is not None:
         argv += ["resume", resume.session]
     path = helper_path(ctx.program, ctx.scratch / "codex-path", ctx.env.get("PATH", ""))
