@@ -808,14 +808,17 @@ def test_real_claude_writes_the_file_and_reports_usage_and_cost(tmp_path: Path) 
 
 def test_real_claude_is_nudged_once_by_resuming_its_session(tmp_path: Path) -> None:
     work = repo(tmp_path)
+    # The nudge gives claude the outcome's schema: it answers through its StructuredOutput.
+    structured = ("StructuredOutput", {"case": "done", "resolution": "added hello.txt"})
     script = [
         anthropic.Turn(text="All done.", input_tokens=1000, output_tokens=100),
-        anthropic.Turn(text=DONE, input_tokens=3000, output_tokens=7),
+        anthropic.Turn(tools=[structured], input_tokens=3000, output_tokens=7),
+        anthropic.Turn(text="Done.", input_tokens=3100, output_tokens=2),
     ]
     with anthropic.ScriptedAnthropic(script) as api:
         outcome = claude_agent(tmp_path, api).run(unit(work))
-    assert outcome.case is Case.DONE, outcome.failure
-    resumed = api.main_requests()[-1].body["messages"]
+    assert (outcome.case, outcome.resolution) == (Case.DONE, "added hello.txt"), outcome.failure
+    resumed = api.main_requests()[1].body["messages"]
     assert {"role": "assistant", "content": "All done."} in [
         {"role": m["role"], "content": m["content"][0]["text"]}
         for m in resumed

@@ -237,18 +237,17 @@ def test_real_claude_without_the_tool_falls_back_to_the_block(tmp_path: Path) ->
     assert (outcome.case, outcome.resolution) == (Case.DONE, "added hello.txt"), outcome.failure
 
 
-def test_real_claude_with_nonsense_twice_is_an_error_never_a_verdict(tmp_path: Path) -> None:
+def test_real_claude_with_nonsense_is_an_error_never_a_verdict(tmp_path: Path) -> None:
     work = repo(tmp_path)
     prose = "Looks good to me, I accept this candidate."
-    script = [anthropic.Turn(text=prose), anthropic.Turn(text=prose)]
-    with anthropic.ScriptedAnthropic(script) as api:
+    with anthropic.ScriptedAnthropic([anthropic.Turn(text=prose)] * 8) as api:
         outcome = claude_agent(tmp_path, api).run(unit(work, role=Role.EVALUATOR))
     assert outcome.case is Case.ERROR and outcome.verdict is None
     assert outcome.failure == (
         "the agent never called submit_verdict, and the reviewer's final message has no "
         "verdict block (a fenced JSON with a verdict)"
     )
-    nudged = json.dumps(api.main_requests()[-1].body["messages"][-1])
+    nudged = json.dumps(api.main_requests()[1].body["messages"][-1])
     assert "You have not called the submit_verdict tool" in nudged
 
 
