@@ -264,6 +264,8 @@ def test_real_codex_finishes_through_the_tool_in_its_namespace(tmp_path: Path) -
     with responses.ScriptedResponses(script) as api:
         outcome = codex_agent(tmp_path, api).run(unit(work))
     assert (outcome.case, outcome.resolution) == (Case.DONE, "tool"), outcome.failure
+    note = {"role": "note", "content": "the outcome came through the taskhand MCP server's tool"}
+    assert note in outcome.transcript
     offered = {
         tool["name"]: {inner["name"] for inner in tool.get("tools", [])}
         for tool in api.requests[0].body["tools"]
