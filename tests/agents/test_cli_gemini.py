@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -189,6 +190,24 @@ def test_real_gemini_api_error_is_an_error_outcome(tmp_path: Path) -> None:
     assert outcome.case is Case.ERROR
     assert outcome.failure == "gemini failed: scripted refusal"
     assert len(api.requests) == 1  # a 400 is not retried
+
+
+def test_without_a_model_gemini_asks_a_router_first(tmp_path: Path) -> None:
+    """Why the preset always names the model: the scripted server answers the routing call,
+    and the main request then goes to the model the router picked."""
+    work = repo(tmp_path)
+    with scripted.ScriptedGemini([scripted.Turn(text=DONE)]) as api:
+        env = gemini_env(tmp_path, api)
+        env |= gemini.environment(tmp_path / "scratch", env)
+        argv = [real_gemini(), "--output-format", "json", "--skip-trust"]
+        run = subprocess.run(
+            argv, input=b"Hi.", env=env, cwd=work, capture_output=True, timeout=120
+        )
+    assert run.returncode == 0, run.stderr.decode()[-2000:]
+    routing, main = api.requests
+    assert routing.path.endswith(":generateContent") and "streamGenerateContent" not in routing.path
+    assert main.path.endswith(":streamGenerateContent?alt=sse")
+    assert json.loads(run.stdout)["response"] == DONE
 
 
 def test_vertex_ai_is_selected_when_asked_for() -> None:
