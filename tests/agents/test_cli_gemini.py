@@ -21,6 +21,7 @@ from tests import ROOT
 from tests.agents.test_cli import ACCEPT, DONE, REJECT, unit
 from tests.conftest import RunCli
 from tests.fakes import scripted_gemini as scripted
+from tests.fakes.local_server import Logged
 from tests.plans import md_plan, md_task
 from tests.runs import git, make_repo
 
@@ -58,13 +59,13 @@ def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "worktree")
 
 
-def answers(request: Any) -> list[dict[str, Any]]:
+def answers(request: Logged) -> list[dict[str, Any]]:
     """The function responses a request carries back to the model."""
     parts = [p for c in request.body["contents"] for p in c["parts"]]
     return [p["functionResponse"]["response"] for p in parts if "functionResponse" in p]
 
 
-def offered(request: Any) -> set[str]:
+def offered(request: Logged) -> set[str]:
     return {f["name"] for t in request.body["tools"] for f in t.get("functionDeclarations", [])}
 
 
