@@ -176,13 +176,22 @@ def test_real_gemini_without_a_block_after_the_nudge_is_an_error(tmp_path: Path)
 def test_real_gemini_reviewer_reads_and_cannot_write(tmp_path: Path) -> None:
     work = repo(tmp_path)
     write = ("write_file", {"file_path": str(work / "hello.txt"), "content": "hi\n"})
-    with scripted.ScriptedGemini([scripted.Turn(calls=[write]), scripted.Turn(text=ACCEPT)]) as api:
+    # Headless, gemini approves leaving plan mode by itself, for yolo: a reader must not.
+    leave = ("exit_plan_mode", {"plan_filename": "plan.md"})
+    script = [
+        scripted.Turn(calls=[leave]),
+        scripted.Turn(calls=[write]),
+        scripted.Turn(text=ACCEPT),
+    ]
+    with scripted.ScriptedGemini(script) as api:
         outcome = agent(tmp_path, api).run(unit(work, role=Role.EVALUATOR))
     assert outcome.case is Case.DONE, outcome.failure
     assert outcome.verdict and outcome.verdict.accepted
     assert not (work / "hello.txt").exists()
-    assert "run_shell_command" not in offered(api.requests[0])
-    assert "error" in answers(api.requests[1])[0]
+    for request in api.requests:
+        assert not offered(request) & {"run_shell_command", "exit_plan_mode"}
+        assert "read_file" in offered(request)
+    assert all("error" in answer for answer in answers(api.requests[-1]))
 
 
 def test_real_gemini_api_error_is_an_error_outcome(tmp_path: Path) -> None:

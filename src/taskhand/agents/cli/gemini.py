@@ -50,6 +50,15 @@ def settings(env: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
+def reviewer_policy(scratch: Path) -> Path:
+    """A policy file (`--policy`) that takes `exit_plan_mode` away from a reader: headless, gemini
+    approves that tool by itself and goes on in yolo mode, every tool allowed, writes included."""
+    path = scratch / "gemini-reviewer-policy.toml"
+    rule = '[[rule]]\ntoolName = "exit_plan_mode"\ndecision = "deny"\npriority = 900\n'
+    path.write_text(rule, encoding="utf-8")
+    return path
+
+
 def environment(scratch: Path, env: Mapping[str, str]) -> dict[str, str]:
     """Write gemini's home under `scratch` (its settings file, nothing else yet) and return the
     variables that point gemini at it. Sessions land there too, so a nudge can resume one."""

@@ -177,6 +177,8 @@ def _gemini_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
     mode = "yolo" if ctx.writing else "plan"  # plan: read-only tools, and no shell
     argv = [ctx.program, "--output-format", "json", "--skip-trust", "--approval-mode", mode]
     argv += ["-m", ctx.model or gemini.DEFAULT_MODEL]
+    if not ctx.writing:
+        argv += ["--policy", str(gemini.reviewer_policy(ctx.scratch))]
     if resume is not None:
         argv += ["--resume", resume.session]
     env = gemini.environment(ctx.scratch, ctx.env)
