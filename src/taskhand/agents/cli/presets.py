@@ -177,8 +177,6 @@ def _gemini_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
     mode = "yolo" if ctx.writing else "plan"  # plan: read-only tools, and no shell
     argv = [ctx.program, "--output-format", "json", "--skip-trust", "--approval-mode", mode]
     argv += ["-m", ctx.model or gemini.DEFAULT_MODEL]
-    if not ctx.writing:
-        argv += ["--policy", str(gemini.reviewer_policy(ctx.scratch))]
     if resume is not None:
         argv += ["--resume", resume.session]
     env = gemini.environment(ctx.scratch, ctx.env)
@@ -186,6 +184,8 @@ def _gemini_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
         settings, policy = mcp.gemini_files(ctx.browser, ctx.scratch)
         argv += ["--allowed-mcp-server-names", mcp.SERVER, "--policy", str(policy)]
         env[mcp.GEMINI_SETTINGS] = str(settings)
+    if not ctx.writing:
+        argv += ["--policy", str(gemini.reviewer_policy(ctx.scratch))]
     # The prompt on stdin, byte for byte (a non-terminal stdin is headless mode): an argument
     # holds at most 128 KiB.
     return Call([*argv, *ctx.extra], stdin=prompt, env=env)
