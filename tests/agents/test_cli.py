@@ -592,17 +592,19 @@ def test_gemini_flags_by_role_and_an_estimated_cost(tmp_path: Path) -> None:
     agent = CliAgent("gemini", env=env, prices={"gemini-2.5-pro": Price(1.25, 10.0, 0.31)})
     outcome = agent.run(unit(tmp_path / "w", "Write hello.txt."))
     review = agent.run(unit(tmp_path / "w", "Review.", Role.EVALUATOR))
-    writer, reviewer = (c["argv"] for c in calls(log))
+    writer, reviewer = calls(log)
     assert review.verdict == Verdict(True, concern="hello.txt is there", evidence=["hello.txt"])
-    assert writer == [
+    assert writer["argv"] == [
         "--output-format",
         "json",
         "--skip-trust",
         "--approval-mode",
         "yolo",
-        "--prompt=Write hello.txt.",
+        "-m",
+        "gemini-2.5-pro",  # always a model: without one gemini asks a router model first
     ]
-    assert reviewer[4:] == ["plan", "--prompt=Review."]
+    assert (writer["stdin"], reviewer["stdin"]) == ("Write hello.txt.", "Review.")
+    assert reviewer["argv"][4] == "plan"
     assert outcome.case is Case.DONE
     expected = ((24939 - 21263) * 1.25 + 21263 * 0.31 + 174 * 10.0) / 1e6
     assert outcome.usage.cost == pytest.approx(expected) and outcome.usage.estimated

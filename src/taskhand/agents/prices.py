@@ -39,6 +39,12 @@ DEFAULT: dict[str, Price] = {
     "gpt-5": Price(1.25, 10.00, 0.125),
     "gpt-5-mini": Price(0.25, 2.00, 0.025),
     "gpt-5-nano": Price(0.05, 0.40, 0.005),
+    # Gemini API, prompts up to 200k tokens (longer ones cost more); thinking bills as output.
+    "gemini-2.5-pro": Price(1.25, 10.00, 0.125),
+    "gemini-2.5-flash": Price(0.30, 2.50, 0.03),
+    "gemini-2.5-flash-lite": Price(0.10, 0.40, 0.01),
+    "gemini-3-pro-preview": Price(2.00, 12.00, 0.20),
+    "gemini-3-flash-preview": Price(0.50, 3.00, 0.05),
 }
 
 

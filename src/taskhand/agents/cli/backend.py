@@ -174,7 +174,9 @@ class CliAgent:
         if run.error:
             return Report(), run.error
         try:
-            report, unreadable = self.preset.parse(run.stdout), ""
+            # A program that failed may print its report on stderr alone (gemini does).
+            printed = run.stdout if run.stdout.strip() or not run.code else run.stderr
+            report, unreadable = self.preset.parse(printed), ""
         except ValueError as exc:
             report, unreadable = Report(), f"{self.name} printed output we cannot read: {exc}"
         unit.record(transcript, *(_clip(event) for event in report.events))

@@ -96,7 +96,8 @@ def parse_codex(stdout: str) -> Report:
 
 def parse_gemini(stdout: str) -> Report:
     """`gemini --output-format json`: {session_id, response, stats: {models: {name: {tokens}}},
-    error}. Prompt tokens include the cached ones; thoughts are billed as output."""
+    error}, the error on stderr. Prompt tokens include the cached ones; thoughts (thinking) are
+    billed as output."""
     data = _last_object(stdout)
     report = Report(text=_str(data, "response"), session=_str(data, "session_id") or "latest")
     stats = data.get("stats")
@@ -109,7 +110,13 @@ def parse_gemini(stdout: str) -> Report:
             report.model = report.model or str(name)
     error = data.get("error")
     if error:
-        report.error = _str(error, "message") or json.dumps(error)
+        said = _str(error, "message")
+        with contextlib.suppress(ValueError):  # an API error comes as the server's own JSON
+            server = json.loads(said)
+            said = (
+                _str(server.get("error") if isinstance(server, dict) else None, "message") or said
+            )
+        report.error = said or json.dumps(error)
     report.events = [{k: v for k, v in data.items() if k != "response"}]
     return report
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskhand.agents.base import AgentError
-from taskhand.agents.cli import mcp, outcome_tool
+from taskhand.agents.cli import gemini, mcp, outcome_tool
 from taskhand.agents.cli.codex_sandbox import helper_path, sandbox_mode
 from taskhand.agents.cli.output import (
     Report,
@@ -82,15 +82,6 @@ CODEX_VARIABLES = (
     "OPENAI_ORGANIZATION",
     "OPENAI_PROJECT",
     "CODEX_*",  # CODEX_API_KEY, CODEX_HOME
-)
-GEMINI_VARIABLES = (
-    "GEMINI_*",
-    "GOOGLE_API_KEY",
-    "GOOGLE_APPLICATION_CREDENTIALS",
-    "GOOGLE_CLOUD_PROJECT",
-    "GOOGLE_CLOUD_LOCATION",
-    "GOOGLE_GENAI_USE_VERTEXAI",
-    "GOOGLE_GENAI_USE_GCA",
 )
 
 
@@ -196,18 +187,21 @@ def _codex_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
 
 
 def _gemini_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
-    mode = "yolo" if ctx.writing else "plan"
+    mode = "yolo" if ctx.writing else "plan"  # plan: read-only tools, and no shell
     argv = [ctx.program, "--output-format", "json", "--skip-trust", "--approval-mode", mode]
-    if ctx.model:
-        argv += ["-m", ctx.model]
+    argv += ["-m", ctx.model or gemini.DEFAULT_MODEL]
     if resume is not None:
         argv += ["--resume", resume.session]
-    env = {}
+    env = gemini.environment(ctx.scratch, ctx.env)
     if ctx.browser:
         settings, policy = mcp.gemini_files(ctx.browser, ctx.scratch)
         argv += ["--allowed-mcp-server-names", mcp.SERVER, "--policy", str(policy)]
         env[mcp.GEMINI_SETTINGS] = str(settings)
-    return Call([*argv, *ctx.extra, f"--prompt={prompt}"], env=env)
+    if not ctx.writing:
+        argv += ["--policy", str(gemini.reviewer_policy(ctx.scratch))]
+    # The prompt on stdin, byte for byte (a non-terminal stdin is headless mode): an argument
+    # holds at most 128 KiB.
+    return Call([*argv, *ctx.extra], stdin=prompt, env=env)
 
 
 def _opencode_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
@@ -304,10 +298,9 @@ PRESETS: dict[str, Preset] = {
     "gemini": Preset(
         "gemini",
         "npm @google/gemini-cli",
-        GEMINI_VARIABLES,
+        gemini.VARIABLES,
         _gemini_call,
         parse_gemini,
-        state=(".gemini",),
     ),
     "opencode": Preset(
         "opencode",
