@@ -44,11 +44,12 @@ def shell(command: str) -> dict[str, Any]:
     return tool_call("bash", {"command": command, "description": "write hello.txt"})
 
 
-def usage(prompt: int, completion: int, cached: int = 0) -> dict[str, Any]:
+def usage(prompt: int, completion: int, cached: int = 0, reasoning: int = 0) -> dict[str, Any]:
     return {
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "prompt_tokens_details": {"cached_tokens": cached},
+        "completion_tokens_details": {"reasoning_tokens": reasoning},
     }
 
 
@@ -98,7 +99,12 @@ def test_the_config_by_role_keeps_the_key_out_and_the_workspace_config_away(
         "opencode", writing=False, model="m", base_url="", folder=tmp_path, title="t", **kwargs
     )
     settings = json.loads((tmp_path / "opencode.json").read_text())
-    assert settings == {"autoupdate": False, "share": "disabled", "permission": preset.READER}
+    assert settings == {
+        "autoupdate": False,
+        "share": "disabled",
+        "experimental": {"openTelemetry": False},
+        "permission": preset.READER,
+    }
     assert settings["permission"]["edit"] == "deny"
     assert reviewer.argv[-4:] == ["-m", "m", "--title", "t"] and reviewer.stdin == "Review."
     assert reviewer.env["OPENCODE_CONFIG"] == str(tmp_path / "opencode.json")
@@ -115,7 +121,7 @@ def test_the_config_by_role_keeps_the_key_out_and_the_workspace_config_away(
 
 
 def test_the_prompt_reaches_the_model_byte_for_byte(tmp_path: Path, opencode: str) -> None:
-    with ScriptedOpenAI(reply(DONE, usage=usage(120, 30, 20))) as api:
+    with ScriptedOpenAI(reply(DONE, usage=usage(120, 30, 20, 12))) as api:
         env = {**os.environ, "OPENAI_BASE_URL": api.url}
         work = tmp_path / "work"
         work.mkdir()
@@ -130,9 +136,18 @@ def test_the_prompt_reaches_the_model_byte_for_byte(tmp_path: Path, opencode: st
     assert user_messages(request.body) == [TRICKY]
     assert request.body["model"] == "scripted"
     assert request.headers["authorization"] == f"Bearer {KEY}"
-    # opencode's own figures: 100 fresh + 20 read from the cache in, 30 out.
+    # opencode's own figures: 100 fresh + 20 read from the cache in, 18 + 12 thinking out.
     assert (outcome.usage.tokens_in, outcome.usage.tokens_out) == (120, 30)
     assert outcome.usage.tokens_cached == 20
+    # Its step_finish keeps thinking apart (12 of the 30 out); the transcript holds it as sent.
+    [step] = [m for m in outcome.transcript if m.get("type") == "step-finish"]
+    assert step["tokens"] == {
+        "total": 150,
+        "input": 100,
+        "output": 18,
+        "reasoning": 12,
+        "cache": {"write": 0, "read": 20},
+    }
     assert list((tmp_path / "empty-home").glob(".config/opencode/*.json")) == []
 
 

@@ -1,6 +1,6 @@
 """opencode's run: its argv, and the config file taskhand writes for it in the unit's scratch
-folder (never the user's ~/.config/opencode): permissions for the role, no sharing, no updates,
-and, with OPENAI_BASE_URL and a model, an OpenAI-compatible provider of our own serving it.
+folder (never the user's ~/.config/opencode): permissions for the role, no sharing, updates or
+telemetry, and with OPENAI_BASE_URL and a model, an OpenAI-compatible provider of ours for it.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ def config(writing: bool, model: str | None, base_url: str) -> dict[str, object]
     settings: dict[str, object] = {
         "autoupdate": False,
         "share": "disabled",
+        "experimental": {"openTelemetry": False},  # its only telemetry, opt-in: kept off
         "permission": WRITER if writing else READER,
     }
     if base_url and model:
