@@ -18,7 +18,7 @@ from taskhand.agents.cli.backend import CliAgent
 from taskhand.unit import Case, Role, Unit
 from tests.agents.test_cli import AGENT_BIN, DONE
 from tests.conftest import RunCli
-from tests.fakes.scripted_openai import ScriptedOpenAI, reply, tool_call
+from tests.fakes.scripted_openai import ScriptedOpenAI, Status, reply, tool_call
 from tests.plans import md_plan, md_task
 from tests.runs import git, make_repo
 
@@ -191,3 +191,15 @@ def test_a_plan_with_a_rejection_and_a_fix_run_by_real_opencode(
     )
     # opencode prices no model of a custom provider, so the dollars come from our table.
     assert task["cost"] > 0 and task["estimated"] is True
+
+
+def test_a_provider_error_is_the_units_failure_with_its_message(
+    tmp_path: Path, opencode: str
+) -> None:
+    with ScriptedOpenAI(Status(400, "the scripted model refuses")) as api:
+        env = {**os.environ, "OPENAI_BASE_URL": api.url}
+        unit = Unit(Role.IMPLEMENTER, "T-001", 1, "Write hi.", tmp_path, 120.0, "scripted")
+        outcome = CliAgent("opencode", env=env, prices={}).run(unit)
+    assert outcome.case is Case.ERROR
+    assert "the scripted model refuses" in outcome.failure, outcome.failure
+    assert len(api.requests) == 1  # a client error is not retried, nor nudged
