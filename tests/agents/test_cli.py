@@ -622,20 +622,21 @@ def test_opencode_is_nudged_once_in_its_session(tmp_path: Path) -> None:
         tmp_path, "opencode", [opencode_events("Done, no block."), opencode_events(DONE)]
     )
     outcome = CliAgent("opencode", model="anthropic/claude-x", env=env).run(unit(tmp_path / "w"))
-    first, second = (c["argv"] for c in calls(log))
-    assert first == [
+    first, second = calls(log)
+    assert first["argv"] == [
         "run",
         "--format",
         "json",
         "--agent",
         "build",
-        "--auto",
         "-m",
         "anthropic/claude-x",
-        "--",
-        "Write hello.txt.",
+        "--title",
+        "taskhand T-001 implementer",
     ]
-    assert second[-4:] == ["--session", "ses_494719016ffe85dkDMj0FPRbHK", "--", NUDGE]
+    assert first["stdin"] == "Write hello.txt."  # on stdin: as an argument it came quoted
+    assert second["argv"][-2:] == ["--session", "ses_494719016ffe85dkDMj0FPRbHK"]
+    assert second["stdin"] == NUDGE
     assert (outcome.case, outcome.resolution) == (Case.DONE, "added hello.txt")
     assert outcome.usage.cost == pytest.approx(0.03) and not outcome.usage.estimated
     assert outcome.usage.tokens_out == 4 * 90
@@ -672,7 +673,7 @@ def test_a_reviewer_is_nudged_for_its_verdict_block(tmp_path: Path) -> None:
         tmp_path, "opencode", [opencode_events("Looks fine."), opencode_events(verdict)]
     )
     outcome = CliAgent("opencode", env=env).run(unit(tmp_path / "w", role=Role.EVALUATOR))
-    assert calls(log)[1]["argv"][-2:] == ["--", VERDICT_NUDGE]
+    assert calls(log)[1]["stdin"] == VERDICT_NUDGE
     assert "tests_pass_but_wrong" in VERDICT_NUDGE
     assert isinstance(parse_outcome(VERDICT_NUDGE, Role.EVALUATOR), str)  # an echo is no verdict
     assert outcome.case is Case.DONE, outcome.failure

@@ -2,7 +2,7 @@
 
 Each POST to /v1/chat/completions takes the next step of the script: a JSON body to answer,
 an HTTP error, raw text, or an empty answer, optionally after a delay. Every request is
-recorded.
+recorded. A request with `"stream": true` (opencode's) gets a body step as server-sent chunks.
 """
 
 from __future__ import annotations
@@ -155,6 +155,8 @@ def _handler(api: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
                 self.send(step.code, step.text)
             elif step == EMPTY:
                 self.send(200, reply())
+            elif isinstance(step, dict) and body.get("stream"):
+                self.stream(step)
             elif isinstance(step, dict):
                 self.send(200, step)
             else:
@@ -171,4 +173,37 @@ def _handler(api: ScriptedOpenAI) -> type[BaseHTTPRequestHandler]:
             except OSError:
                 pass  # the client gave up waiting (a timeout test); nobody is left to answer
 
+        def stream(self, completion: dict[str, Any]) -> None:
+            data = "".join(f"data: {json.dumps(chunk)}\n\n" for chunk in chunks(completion))
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Content-Length", str(len(data.encode()) + 14))
+                self.end_headers()
+                self.wfile.write(data.encode() + b"data: [DONE]\n\n")
+            except OSError:
+                pass
+
     return Handler
+
+
+def chunks(completion: dict[str, Any]) -> list[dict[str, Any]]:
+    """A chat.completion body as the chat.completion.chunk objects a streamed answer sends:
+    the message's role and content, each tool call, the finish reason, then the usage."""
+    choice = completion["choices"][0]
+    message, head = choice["message"], {k: completion[k] for k in ("id", "created", "model")}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        choices = [{"index": 0, "delta": delta, "finish_reason": finish}]
+        return {**head, "object": "chat.completion.chunk", "choices": choices}
+
+    found = [chunk({"role": "assistant", "content": message.get("content") or ""})]
+    for index, call in enumerate(message.get("tool_calls") or ()):
+        found.append(chunk({"tool_calls": [{"index": index, **call}]}))
+    found.append(chunk({}, choice["finish_reason"]))
+    if "usage" in completion:
+        found.append(
+            {**head, "object": "chat.completion.chunk", "choices": [], "usage": completion["usage"]}
+        )
+    return found

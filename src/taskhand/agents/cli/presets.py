@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskhand.agents.base import AgentError
-from taskhand.agents.cli import gemini, mcp, outcome_tool
+from taskhand.agents.cli import gemini, mcp, opencode, outcome_tool
 from taskhand.agents.cli.codex_sandbox import helper_path, sandbox_mode
 from taskhand.agents.cli.output import (
     Report,
@@ -205,13 +205,19 @@ def _gemini_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
 
 
 def _opencode_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
-    argv = [ctx.program, "run", "--format", "json"]
-    argv += ["--agent", "build", "--auto"] if ctx.writing else ["--agent", "plan"]
-    if ctx.model:
-        argv += ["-m", ctx.model]
-    if resume is not None:
-        argv += ["--session", resume.session]
-    return Call([*argv, *ctx.extra, "--", prompt])
+    if ctx.unit.sandbox.active:
+        opencode.make_state(Path(ctx.env.get("HOME") or Path.home()))
+    return opencode.call(
+        ctx.program,
+        writing=ctx.writing,
+        model=ctx.model,
+        base_url=ctx.env.get("OPENAI_BASE_URL", ""),
+        folder=ctx.scratch / "opencode",
+        title=f"taskhand {ctx.unit.task_id} {ctx.unit.role}",
+        extra=list(ctx.extra),
+        prompt=prompt,
+        resume=resume,
+    )
 
 
 def _aider_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
@@ -308,7 +314,7 @@ PRESETS: dict[str, Preset] = {
         ("OPENCODE_*", *PROVIDERS),
         _opencode_call,
         parse_opencode,
-        state=(".local/share/opencode", ".config/opencode", ".cache/opencode"),
+        state=opencode.STATE,
     ),
     "aider": Preset("aider", "PyPI aider-chat", ("AIDER_*", *PROVIDERS), _aider_call, parse_aider),
     "custom": Preset("", "", PROVIDERS, _custom_call, parse_text, resumable=False),
