@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from taskhand.agents.cli import aider
-from taskhand.agents.cli.backend import CliAgent
+from taskhand.agents.cli.backend import NUDGE, CliAgent
 from taskhand.agents.prices import Price
 from taskhand.host.sandbox import bwrap_problem
 from taskhand.unit import Case, Role, Sandbox, Unit
@@ -216,3 +216,19 @@ def test_a_plan_run_by_real_aider_with_a_rejection_and_a_fix(
     assert (task["units"], task["tokens_in"], task["tokens_out"]) == (4, sent, received)
     assert task["cost"] == pytest.approx((sent * 2.0 + received * 8.0) / 1e6, rel=1e-6)
     assert task["estimated"] is False
+
+
+def test_real_aider_is_nudged_once_on_its_restored_chat(tmp_path: Path) -> None:
+    work, home = workspace(tmp_path), tmp_path / "home"
+    home.mkdir()
+    first = openai.reply(edit("hello\n", "hi\n", then="All done."))
+    block = '```json\n{"case": "done", "resolution": "it says hi"}\n```'  # names no file
+    with openai.ScriptedOpenAI(first, openai.reply(block)) as api:
+        outcome = agent(tmp_path, api, home).run(confined(work)("Make hello.txt say hi."))
+    assert (outcome.case, outcome.resolution) == (Case.DONE, "it says hi"), outcome.failure
+    assert len(api.requests) == 2
+    nudged = api.requests[-1].body["messages"]
+    assert nudged[-1]["content"].startswith(NUDGE)
+    assert "All done." in json.dumps(nudged)  # the first run's reply, restored
+    assert (outcome.usage.tokens_in, outcome.usage.tokens_out) == (20, 10)  # both runs
+    assert (work / "hello.txt").read_text() == "hi\n" and leftovers(work) == []
