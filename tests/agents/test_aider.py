@@ -173,6 +173,18 @@ def test_usage_from_the_analytics_events_and_cache_hits_from_the_text() -> None:
     assert '"event"' not in report.text and "Reply two." in report.text
 
 
+def test_no_cost_printed_leaves_the_dollars_to_the_price_table() -> None:
+    """aider prints no cost for a model it has no prices for: the backend estimates then."""
+    stdout = (
+        "Reply.\nTokens: 1.2k sent, 56 received.\n"
+        '{"event": "message_send", "properties": {"prompt_tokens": 1234, "completion_tokens": '
+        '56, "cost": 0.0, "total_cost": 0.0}, "user_id": "u", "time": 2}\n'
+    )
+    report = aider.parse(stdout)
+    assert (report.usage.tokens_in, report.usage.tokens_out, report.usage.cost) == (1234, 56, 0)
+    assert not report.priced
+
+
 CRITERIA = (
     "## Description\nMake hello.txt say hi.\n\n## Acceptance criteria\n"
     "- `$ grep -q hi hello.txt`\n- hello.txt says hi once\n"
