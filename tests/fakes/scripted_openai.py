@@ -1,8 +1,9 @@
 """A scripted Chat Completions server on 127.0.0.1, for running our OpenAI loop over real HTTP.
 
 Each POST to /v1/chat/completions takes the next step of the script: a JSON body to answer,
-an HTTP error, raw text, or an empty answer, optionally after a delay. Every request is
-recorded. A request with `"stream": true` (opencode's) gets a body step as server-sent chunks.
+an HTTP error, raw text, or an empty answer, optionally after a delay; past the script, a
+`respond` function may answer from what was asked (a real program's follow-ups). Every request
+is recorded. A request with `"stream": true` (opencode's) gets a body step as server-sent chunks.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -101,8 +103,9 @@ class ScriptedOpenAI(LocalServer):
 
     path = "/v1"
 
-    def __init__(self, *steps: Step) -> None:
+    def __init__(self, *steps: Step, respond: Callable[[Recorded], Step] | None = None) -> None:
         self.steps = list(steps)
+        self.respond = respond
         self.requests: list[Recorded] = []
         self.stopping = threading.Event()
         super().__init__(_handler(self))
@@ -124,6 +127,8 @@ class ScriptedOpenAI(LocalServer):
             self.requests.append(recorded)
             if self.steps:
                 return self.steps.pop(0)
+            if self.respond is not None:
+                return self.respond(recorded)
         # A client error, so that a loop that asks too often fails at once instead of retrying.
         return Status(400, "the script has no more steps")
 

@@ -100,6 +100,7 @@ class CliAgent:
             model = unit.model or self.model
             context = Context(self.program, unit, Path(scratch), self.env, model, self.extra)
             context.template = self.template
+            context.prices = self.prices
             # Under taskhand's sandbox a writer needs no sandbox of the program's own.
             context.outer_sandbox = self.outer_sandbox or unit.sandbox.active
             transcript: list[dict[str, object]] = []

@@ -8,21 +8,21 @@ from __future__ import annotations
 import json
 import shlex
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from taskhand.agents.base import AgentError
-from taskhand.agents.cli import gemini, mcp, opencode, outcome_tool
+from taskhand.agents.cli import aider, gemini, mcp, opencode, outcome_tool
 from taskhand.agents.cli.codex_sandbox import helper_path, sandbox_mode
 from taskhand.agents.cli.output import (
     Report,
-    parse_aider,
     parse_claude,
     parse_codex,
     parse_gemini,
     parse_opencode,
     parse_text,
 )
+from taskhand.agents.prices import Price
 from taskhand.host.process import Call
 from taskhand.unit import Unit
 
@@ -99,6 +99,7 @@ class Context:
     outer_sandbox: bool = False  # taskhand runs the program inside a sandbox of its own
     browser: list[str] | None = None  # the unit's browser: the MCP server's command (mcp.py)
     outcome: list[str] | None = None  # the outcome tools' MCP server (outcome_tool.py)
+    prices: Mapping[str, Price] = field(default_factory=dict)  # the run's price table
 
     @property
     def writing(self) -> bool:
@@ -221,33 +222,18 @@ def _opencode_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
 
 
 def _aider_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
-    message = ctx.scratch / "message.md"
-    message.write_text(prompt, encoding="utf-8")
-    argv = [
+    base_url = ctx.env.get("OPENAI_API_BASE") or ctx.env.get("OPENAI_BASE_URL", "")
+    return aider.call(
         ctx.program,
-        "--message-file",
-        str(message),
-        "--yes-always",
-        "--no-auto-commits",
-        "--no-dirty-commits",
-        "--no-pretty",
-        "--no-stream",
-        "--no-check-update",
-        "--no-show-model-warnings",
-        "--no-gitignore",
-        "--analytics-disable",
-        "--chat-history-file",
-        str(ctx.scratch / "chat.md"),
-        "--input-history-file",
-        str(ctx.scratch / "input.history"),
-    ]
-    if not ctx.writing:
-        argv += ["--chat-mode", "ask", "--dry-run"]
-    if ctx.model:
-        argv += ["--model", ctx.model]
-    if resume is not None:
-        argv += ["--restore-chat-history"]
-    return Call([*argv, *ctx.extra])
+        prompt,
+        scratch=ctx.scratch,
+        writing=ctx.writing,
+        model=ctx.model,
+        base_url=base_url,
+        prices=ctx.prices,
+        resume=resume is not None,
+        extra=list(ctx.extra),
+    )
 
 
 def _custom_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
@@ -316,7 +302,14 @@ PRESETS: dict[str, Preset] = {
         parse_opencode,
         state=opencode.STATE,
     ),
-    "aider": Preset("aider", "PyPI aider-chat", ("AIDER_*", *PROVIDERS), _aider_call, parse_aider),
+    "aider": Preset(
+        "aider",
+        "PyPI aider-chat",
+        ("AIDER_*", *PROVIDERS),
+        _aider_call,
+        aider.parse,
+        env=aider.ENV,
+    ),
     "custom": Preset("", "", PROVIDERS, _custom_call, parse_text, resumable=False),
 }
 NAMES = tuple(PRESETS)
