@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -15,6 +16,32 @@ class Logged:
     method: str
     path: str
     body: dict[str, Any]
+
+
+class JsonHandler(BaseHTTPRequestHandler):
+    """What every scripted server's handler shares: quiet, HTTP/1.1, JSON bodies in and out."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _body(self) -> dict[str, Any]:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            parsed = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            parsed = {"raw": raw.decode("utf-8", "replace")}
+        return parsed if isinstance(parsed, dict) else {"raw": parsed}
+
+    def _send_json(self, status: int, payload: object) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
 
 
 class LocalServer:

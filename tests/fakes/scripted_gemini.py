@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakes.local_server import LocalServer, Logged
+from tests.fakes.local_server import JsonHandler, LocalServer, Logged
 
 STREAM = ":streamGenerateContent"
 # What gemini's model router parses from its classifier (either of its two strategies).
@@ -108,29 +108,7 @@ def chunks(turn: Turn, model: str, number: int) -> list[dict[str, Any]]:
 
 
 def _handler(api: ScriptedGemini) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _body(self) -> dict[str, Any]:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                parsed = json.loads(raw or b"{}")
-            except json.JSONDecodeError:
-                parsed = {"raw": raw.decode("utf-8", "replace")}
-            return parsed if isinstance(parsed, dict) else {"raw": parsed}
-
-        def _send_json(self, status: int, payload: object) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonHandler):
         def _error(self, status: int, message: str) -> None:
             self._send_json(status, {"error": {"code": status, "message": message}})
 

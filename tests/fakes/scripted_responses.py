@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakes.local_server import LocalServer, Logged
+from tests.fakes.local_server import JsonHandler, LocalServer, Logged
 
 
 @dataclass
@@ -139,20 +139,7 @@ def _events(turn: Turn, number: int, model: str) -> list[dict[str, Any]]:
 
 
 def _handler(api: ScriptedResponses) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _send_json(self, status: int, payload: object) -> None:
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(JsonHandler):
         def do_GET(self) -> None:
             api.requests.append(Logged("GET", self.path, {}))
             if self.path.split("?")[0] == "/v1/models":
