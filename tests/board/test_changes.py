@@ -12,6 +12,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import pytest
+
+from taskhand.board import changes
 from taskhand.board.changes import Answer, Version
 from taskhand.errors import UserError
 from taskhand.run import moves
@@ -99,8 +102,14 @@ def test_pages_asking_at_once_share_one_read_and_a_failed_read_is_not_kept(
 
     answer = Answer(plan, tmp_path / "state.db", read)
     moving.set()
+    together = threading.Barrier(8)  # every page asks at once, however slow threads are to start
+
+    def ask(_: int) -> bytes:
+        together.wait()
+        return answer.body()
+
     with ThreadPoolExecutor(max_workers=8) as pool:
-        bodies = list(pool.map(lambda _: answer.body(), range(8)))
+        bodies = list(pool.map(ask, range(8)))
     assert 2 <= len(reads) <= 3, len(reads)  # not one read per page: the waiting share one
     assert bodies.count(b"read %d" % len(reads)) >= 7
     moving.clear()
@@ -114,3 +123,25 @@ def test_pages_asking_at_once_share_one_read_and_a_failed_read_is_not_kept(
         assert all(isinstance(f.exception(), UserError) for f in failures)
     broken.clear()
     assert answer.body() == b"read %d" % len(reads)  # read again: the failure was not kept
+
+
+def test_the_plan_is_read_again_once_kept_long_enough(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What neither the counter nor the files show (a program a check names installed) is seen
+    after KEEP_SECONDS, counted from the read, not from a clock's round figure."""
+    plan = tmp_path / "plan"
+    plan.mkdir()
+    (plan / "overview.md").write_text("# Plan\n")
+    reads: list[int] = []
+
+    def read() -> bytes:
+        reads.append(1)
+        return b"read %d" % len(reads)
+
+    monkeypatch.setattr(changes, "KEEP_SECONDS", 0.5)
+    answer = Answer(plan, tmp_path / "state.db", read)
+    assert answer.body() == b"read 1"
+    assert answer.body() == b"read 1"  # kept: nothing moved
+    time.sleep(0.6)
+    assert answer.body() == b"read 2"

@@ -278,15 +278,23 @@ class Campaign:
             lines = heard_file.read_text(encoding="utf-8").splitlines()
             heard = [(int(i), kind) for i, kind in (line.split() for line in lines)]
             assert heard, f"{self.where()}: killed at {kill} before any event was heard"
-            # The listener hears an event only once it is stored, and the kill follows at once.
-            assert heard[-1] == (stored[-1].id, stored[-1].kind), (
-                f"{self.where()}: heard {heard[-1]}, stored last {describe(stored[-1])}"
+            # The listener hears an event only once it is stored, and the kill follows at once:
+            # nothing the same task does comes after it. With several jobs, another task may
+            # store an event between the hearing and the kill.
+            by_id = {e.id: e for e in stored}
+            last = by_id.get(heard[-1][0])
+            assert last is not None and last.kind == heard[-1][1], (
+                f"{self.where()}: heard {heard[-1]}, not among the stored events"
+            )
+            later = [e for e in stored if e.id > last.id]
+            parallel = "--jobs" in self.flags and last.task_id is not None
+            assert all(e.task_id != last.task_id for e in later) if parallel else not later, (
+                f"{self.where()}: heard {describe(last)}, then stored {describe(later[0])}"
             )
             if kill.isdigit():
                 assert len(heard) == int(kill), f"{self.where()}: killed after {len(heard)}"
             else:
                 kind, _, text = kill.removeprefix("event:").partition("#")[0].partition(":")
-                last = stored[-1]
                 assert last.kind == kind and text in label(last), (
                     f"{self.where()}: killed at {describe(last)}, not at {kill}"
                 )

@@ -66,6 +66,7 @@ class Answer:
         self._turn = threading.Condition()
         self._begun = self._ended = 0  # reads begun and ended (a look that found no change too)
         self._key: tuple[object, ...] | None = None  # what the last read saw
+        self._seen_at = 0.0  # when it saw it (time.monotonic)
         self._body = b""
         self._failed: Exception | None = None  # why the last read failed, for all who share it
 
@@ -90,17 +91,19 @@ class Answer:
 
     def _look(self) -> None:
         key: tuple[object, ...] | None = None  # kept only with a body read from it
-        body, failed = self._body, None
+        body, failed, seen_at = self._body, None, self._seen_at
         try:
+            now = time.monotonic()
             seen = self._state()  # taken before the read, so a change during it reads again
-            if seen[0] is None or seen != self._key:
-                body = self.read()
+            if seen[0] is None or seen != self._key or now - seen_at >= KEEP_SECONDS:
+                body, seen_at = self.read(), now
             key = seen
         except Exception as exc:  # the calls sharing this read raise it; nothing is kept
             failed = exc
         finally:  # whatever happened, those waiting on this read are let go
             with self._turn:
                 self._key, self._body, self._failed = key, body, failed
+                self._seen_at = seen_at
                 self._ended += 1
                 self._turn.notify_all()
 
@@ -113,4 +116,4 @@ class Answer:
                 except FileNotFoundError:  # removed as we looked: the next look sees it
                     continue
                 files.append((folder, name, found.st_mtime_ns, found.st_size))
-        return (self._version.now(), int(time.monotonic() // KEEP_SECONDS), sorted(files))
+        return (self._version.now(), sorted(files))
