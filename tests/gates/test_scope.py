@@ -190,3 +190,48 @@ def test_every_violation_is_returned_sorted_by_path() -> None:
     found = scope(changes, ["src/**"], ["plan"], {"src/link": "/tmp"})
     assert [v.path for v in found] == [".git/x", "old/name.py", "plan/a.md", "src/link", "z.txt"]
     assert found == scope(list(reversed(changes)), ["src/**"], ["plan"], {"src/link": "/tmp"})
+
+
+AGENT_CONFIG = (
+    "an agent's configuration, which later agents would run (name it in the task's paths)"
+)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        ".claude/settings.json",  # hooks run by the reviewer and every later claude
+        ".claude/settings.local.json",
+        "sub/.claude/commands/x.md",
+        ".CLAUDE/settings.json",  # a case-insensitive disk reads it as .claude
+        ".claude",  # a link named .claude to a folder of settings elsewhere
+        ".mcp.json",
+        ".codex/config.toml",
+        ".gemini/settings.json",
+        ".opencode/plugin/x.js",
+        "opencode.json",
+        "web/opencode.jsonc",
+        ".aider.conf.yml",
+        ".aider.model.metadata.json",
+        ".env",
+    ],
+)
+def test_an_agents_configuration_is_refused_even_where_everything_is_allowed(path: str) -> None:
+    assert scope([Change("A", path)]) == [Violation(path, AGENT_CONFIG)]
+    assert scope([Change("M", path)], ["**"]) == [Violation(path, AGENT_CONFIG)]
+    assert scope([Change("D", path)], ["./"]) == [Violation(path, AGENT_CONFIG)]
+
+
+def test_a_task_whose_paths_name_the_configuration_may_change_it() -> None:
+    assert scope([Change("M", ".claude/commands/ship.md")], [".claude/commands/"]) == []
+    assert scope([Change("M", ".claude/settings.json")], [".claude"]) == []
+    assert scope([Change("A", "web/.env")], ["web/.env"]) == []
+    # a pattern that only holds the configuration, or names it through a wildcard, does not
+    assert scope([Change("A", "web/.env")], ["web"]) == [Violation("web/.env", AGENT_CONFIG)]
+    found = scope([Change("A", ".claude/x.json")], [".claude/*.json"])
+    assert found == [Violation(".claude/x.json", AGENT_CONFIG)]
+
+
+def test_look_alikes_of_agent_configuration_are_ordinary_files() -> None:
+    names = [".env.example", ".env/bin/python", "docs/claude.md", "CLAUDE.md", "my.claude/x"]
+    assert scope([Change("A", name) for name in names]) == []

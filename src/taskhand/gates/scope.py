@@ -16,6 +16,27 @@ if TYPE_CHECKING:  # a type only: matching paths needs no git (`validate` matche
 
 _GLOB = re.compile(r"[*?]")
 
+# What the agent programs taskhand runs read as their configuration from the folder they work
+# in, at any depth: settings that start programs (hooks, MCP servers, plugins, lint and test
+# commands) or point the program at another server. A candidate that commits one would have it
+# run by its reviewer (which could then hand in a verdict of its own making), by every later
+# task's agents, and by your own agent in the delivered branch.
+AGENT_FOLDERS = frozenset({".claude", ".codex", ".gemini", ".opencode"})
+AGENT_FILES = frozenset(
+    {
+        ".mcp.json",  # claude's project MCP servers
+        "opencode.json",
+        "opencode.jsonc",
+        ".aider.conf.yml",
+        ".aider.model.settings.yml",
+        ".aider.model.metadata.json",
+        ".env",  # aider and gemini read it: a base URL that sends your key elsewhere
+    }
+)
+AGENT_CONFIG = (
+    "an agent's configuration, which later agents would run (name it in the task's paths)"
+)
+
 
 @dataclass(frozen=True)
 class Violation:
@@ -98,12 +119,37 @@ def check_scope(
 def _path_violation(path: str, allowed: list[str], forbidden: list[str]) -> Violation | None:
     if _in_git_dir(path):
         return Violation(path, "the .git directory")
+    if _configures_agents(path, allowed):
+        return Violation(path, AGENT_CONFIG)
     for pattern in forbidden:
         if matches(path, pattern):
             return Violation(path, f"inside the read-only path {pattern}")
     if allowed and not any(matches(path, pattern) for pattern in allowed):
         return Violation(path, f"outside the allowed paths ({', '.join(allowed)})")
     return None
+
+
+def _configures_agents(path: str, allowed: list[str]) -> bool:
+    """Whether `path` is (or lies in) an agent's configuration that no allowed pattern names
+    outright: a pattern without wildcards that reaches down to the configuration's own name
+    (`.claude/commands/`, `.env`), not one that merely holds it (`src`, `**`)."""
+    segments = _strip(path).lower().split("/")  # in any case, as for .git
+    at = next(
+        (
+            i
+            for i, name in enumerate(segments)
+            if name in AGENT_FOLDERS or (name in AGENT_FILES and i == len(segments) - 1)
+        ),
+        None,
+    )
+    if at is None:
+        return False
+    return not any(
+        not _GLOB.search(pattern)
+        and len([s for s in _strip(pattern).split("/") if s]) > at
+        and matches(path, pattern)
+        for pattern in allowed
+    )
 
 
 def _link_violation(path: str, target: str) -> Violation | None:

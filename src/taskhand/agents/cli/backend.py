@@ -14,7 +14,7 @@ from pathlib import Path
 
 from taskhand.agents import prices as price_list
 from taskhand.agents.base import AgentError
-from taskhand.agents.cli import mcp, outcome_tool
+from taskhand.agents.cli import agent_home, mcp, outcome_tool
 from taskhand.agents.cli.outcome import Found, outcome, parse_outcome
 from taskhand.agents.cli.output import Report
 from taskhand.agents.cli.presets import COMMAND_ENV, NAMES, PRESETS, Context, split_template
@@ -92,44 +92,57 @@ class CliAgent:
         self.redact = Redactor(environ)
         home = Path(environ.get("HOME") or Path.home())
         self.state = tuple(home / name for name in self.preset.state)
+        # Where the user's own settings and login are, for the unit's private home.
+        self.user_home = {k: environ[k] for k in agent_home.VARIABLES if k in environ}
         self.program_files = Path(self.program).resolve().parent
 
     def run(self, unit: Unit) -> Outcome:
         deadline = time.monotonic() + unit.timeout_seconds
         with tempfile.TemporaryDirectory(prefix="taskhand-cli-") as scratch:
-            model = unit.model or self.model
-            context = Context(self.program, unit, Path(scratch), self.env, model, self.extra)
-            context.template = self.template
-            context.prices = self.prices
-            # Under taskhand's sandbox a writer needs no sandbox of the program's own.
-            context.outer_sandbox = self.outer_sandbox or unit.sandbox.active
-            transcript: list[dict[str, object]] = []
-            unit.record(transcript, {"role": "user", "content": unit.prompt})
-            if self.name in mcp.PRESETS:
-                try:
-                    context.browser = mcp.server(unit, self.env)
-                except LookupError as exc:
-                    return Outcome(Case.ERROR, failure=str(exc), transcript=transcript)
-            if self.name in outcome_tool.PRESETS:
-                context.outcome = outcome_tool.command(unit.role, context.scratch)
-            report, failure = self._attempt(context, unit.prompt, None, deadline, transcript)
+            home = agent_home.make(self.name, Path(scratch), self.user_home)
+            try:
+                return self._run(unit, Path(scratch), home, deadline)
+            finally:
+                if home is not None:
+                    agent_home.keep_login(home)
+
+    def _run(
+        self, unit: Unit, scratch: Path, home: agent_home.Made | None, deadline: float
+    ) -> Outcome:
+        model = unit.model or self.model
+        context = Context(self.program, unit, scratch, self.env, model, self.extra)
+        context.home = home.env if home else {}
+        context.template = self.template
+        context.prices = self.prices
+        # Under taskhand's sandbox a writer needs no sandbox of the program's own.
+        context.outer_sandbox = self.outer_sandbox or unit.sandbox.active
+        transcript: list[dict[str, object]] = []
+        unit.record(transcript, {"role": "user", "content": unit.prompt})
+        if self.name in mcp.PRESETS:
+            try:
+                context.browser = mcp.server(unit, self.env)
+            except LookupError as exc:
+                return Outcome(Case.ERROR, failure=str(exc), transcript=transcript)
+        if self.name in outcome_tool.PRESETS:
+            context.outcome = outcome_tool.command(unit.role, context.scratch)
+        report, failure = self._attempt(context, unit.prompt, None, deadline, transcript)
+        if failure:
+            return self._end(Case.ERROR, report, transcript, context, failure=failure)
+        found = self._found(context, report, transcript)
+        if isinstance(found, str) and self.preset.resumable and report.session:
+            first, asked = report, nudge(unit.role)
+            if context.outcome:
+                asked = outcome_tool.nudge(unit.role, asked)
+            report, failure = self._attempt(context, asked, first, deadline, transcript)
+            if not self.preset.totals:
+                report.usage = first.usage + report.usage
+                report.priced = first.priced and report.priced
             if failure:
                 return self._end(Case.ERROR, report, transcript, context, failure=failure)
             found = self._found(context, report, transcript)
-            if isinstance(found, str) and self.preset.resumable and report.session:
-                first, asked = report, nudge(unit.role)
-                if context.outcome:
-                    asked = outcome_tool.nudge(unit.role, asked)
-                report, failure = self._attempt(context, asked, first, deadline, transcript)
-                if not self.preset.totals:
-                    report.usage = first.usage + report.usage
-                    report.priced = first.priced and report.priced
-                if failure:
-                    return self._end(Case.ERROR, report, transcript, context, failure=failure)
-                found = self._found(context, report, transcript)
-            if isinstance(found, str):
-                return self._end(Case.ERROR, report, transcript, context, failure=found)
-            return self._end(found.case, report, transcript, context, found=found)
+        if isinstance(found, str):
+            return self._end(Case.ERROR, report, transcript, context, failure=found)
+        return self._end(found.case, report, transcript, context, found=found)
 
     def _found(
         self, context: Context, report: Report, transcript: list[dict[str, object]]
@@ -167,7 +180,7 @@ class CliAgent:
         if context.browser and unit.browser:  # where the browser's server saves its pictures
             writable.append(unit.browser.shots)
         confined = Call(confine(sandbox, call.argv, writable, unit.worktree), call.stdin, call.env)
-        env = {**self.env, **unit.env, **call.env}
+        env = {**self.env, **unit.env, **context.home, **call.env}
         run = execute(confined, context.unit.worktree, env, deadline, self.output_limit)
         unit.record(
             transcript, {"role": "agent", "argv": _shown(call, prompt), "exit_code": run.code}

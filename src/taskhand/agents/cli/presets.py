@@ -99,6 +99,7 @@ class Context:
     outer_sandbox: bool = False  # taskhand runs the program inside a sandbox of its own
     browser: list[str] | None = None  # the unit's browser: the MCP server's command (mcp.py)
     outcome: list[str] | None = None  # the outcome tools' MCP server (outcome_tool.py)
+    home: dict[str, str] = field(default_factory=dict)  # the unit's private home (agent_home.py)
     prices: Mapping[str, Price] = field(default_factory=dict)  # the run's price table
 
     @property
@@ -276,7 +277,6 @@ PRESETS: dict[str, Preset] = {
             ("MCP_CONNECTION_NONBLOCKING", "false"),
             ("ENABLE_TOOL_SEARCH", "false"),
         ),
-        state=(".claude", ".claude.json"),
     ),
     "codex": Preset(
         "codex",
@@ -285,7 +285,6 @@ PRESETS: dict[str, Preset] = {
         _codex_call,
         parse_codex,
         totals=True,
-        state=(".codex",),
     ),
     "gemini": Preset(
         "gemini",
