@@ -24,7 +24,7 @@ def test_claudes_home_is_a_copy_of_your_settings_and_login(tmp_path: Path) -> No
     made = agent_home.make("claude", tmp_path / "scratch", {"HOME": str(home)})
     assert made is not None
     private = Path(made.env["CLAUDE_CONFIG_DIR"])
-    assert private.parent == tmp_path / "scratch"
+    assert tmp_path / "scratch" in private.parents  # gone with the unit
     assert (private / "settings.json").read_text() == '{"model": "opus"}'
     assert (private / ".claude.json").read_text() == '{"userID": "you"}'  # from beside ~/.claude
     assert (private / ".credentials.json").stat().st_mode & 0o777 == 0o600
@@ -43,6 +43,24 @@ def test_a_home_your_variable_names_is_the_one_copied(tmp_path: Path) -> None:
     assert (private / "config.toml").read_text() == 'model = "gpt-5"\n'
     assert (private / "auth.json").read_text() == '{"key": "k"}'
     assert agent_home.make("aider", tmp_path / "scratch", {}) is None  # keeps no home of its own
+
+
+def test_opencodes_home_moves_with_the_xdg_folders(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / ".config" / "opencode" / "plugin").mkdir(parents=True)
+    (home / ".config" / "opencode" / "opencode.json").write_text('{"theme": "x"}')
+    (home / ".config" / "opencode" / "plugin" / "yours.js").write_text("// your plugin")
+    (home / ".local" / "share" / "opencode").mkdir(parents=True)
+    (home / ".local" / "share" / "opencode" / "auth.json").write_text('{"openai": {}}')
+    (tmp_path / "scratch").mkdir()
+    made = agent_home.make("opencode", tmp_path / "scratch", {"HOME": str(home)})
+    assert made is not None
+    assert set(made.env) == {"XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"}
+    config, data = Path(made.env["XDG_CONFIG_HOME"]), Path(made.env["XDG_DATA_HOME"])
+    assert (config / "opencode" / "opencode.json").read_text() == '{"theme": "x"}'
+    assert not (config / "opencode" / "plugin").exists()  # code is not settings: left out
+    assert (data / "opencode" / "auth.json").read_text() == '{"openai": {}}'
+    assert Path(made.env["XDG_STATE_HOME"]).is_dir()
 
 
 def test_only_a_refreshed_login_goes_back(tmp_path: Path) -> None:

@@ -1,7 +1,7 @@
-"""A unit's own copy of an agent program's home: the folder Claude Code or Codex keeps its
-settings, sessions and login in, made afresh in the unit's scratch folder from your settings
-and login. Inside the sandbox your own home stays read-only, so nothing an agent writes there (a
-hook, an MCP server, a `notify` command) runs in a later unit or in your own sessions; a login
+"""A unit's own copy of an agent program's home: the folders Claude Code, Codex or opencode keep
+their settings, sessions and login in, made afresh in the unit's scratch folder from yours.
+Inside the sandbox your own home stays read-only, so nothing an agent writes there (a hook, an
+MCP server, a plugin, a `notify` command) runs in a later unit or in your own sessions; a login
 the program refreshed during the unit is copied back, since the old one may no longer work.
 """
 
@@ -16,33 +16,47 @@ from pathlib import Path
 
 
 @dataclass(frozen=True)
-class Home:
-    variable: str  # the program's variable naming its home
-    default: str  # its home under $HOME when the variable is unset
-    settings: tuple[str, ...]  # your files copied in for the unit, never back
-    login: tuple[str, ...]  # copied in, and back when the program refreshed them
-    # Files the program keeps beside its default home (claude's ~/.claude.json), and inside
-    # the home the variable names: copied in like the settings.
+class Place:
+    """One folder of a program's home, found through a variable."""
+
+    variable: str  # the variable naming it, which the unit's copy is given in
+    default: str  # where it is under $HOME when the variable is unset
+    settings: tuple[str, ...] = ()  # your files copied in for the unit, never back
+    login: tuple[str, ...] = ()  # copied in, and back when the program refreshed them
+    # Files kept beside the default folder (claude's ~/.claude.json), but inside the folder
+    # the variable names: copied in like the settings.
     beside: tuple[str, ...] = ()
 
 
 HOMES = {
-    "claude": Home(
-        "CLAUDE_CONFIG_DIR",
-        ".claude",
-        ("settings.json", "CLAUDE.md"),
-        (".credentials.json",),
-        beside=(".claude.json",),
+    "claude": (
+        Place(
+            "CLAUDE_CONFIG_DIR",
+            ".claude",
+            ("settings.json", "CLAUDE.md"),
+            (".credentials.json",),
+            beside=(".claude.json",),
+        ),
     ),
-    "codex": Home("CODEX_HOME", ".codex", ("config.toml", "AGENTS.md"), ("auth.json",)),
+    "codex": (Place("CODEX_HOME", ".codex", ("config.toml", "AGENTS.md"), ("auth.json",)),),
+    "opencode": (  # through the XDG folders, which its own variables cannot all move
+        Place(
+            "XDG_CONFIG_HOME",
+            ".config",
+            ("opencode/opencode.json", "opencode/opencode.jsonc", "opencode/config.json"),
+        ),
+        Place("XDG_DATA_HOME", ".local/share", login=("opencode/auth.json",)),
+        Place("XDG_STATE_HOME", ".local/state"),
+    ),
 }
-VARIABLES = ("HOME", *(home.variable for home in HOMES.values()))  # where to find yours
+# Where to find yours.
+VARIABLES = ("HOME", *(place.variable for places in HOMES.values() for place in places))
 
 
 @dataclass
 class Made:
-    """A private home made for one unit: the variable to set, and the login files as copied in
-    (their source and the bytes both sides held), for `keep_login`."""
+    """A private home made for one unit: the variables to set, and each login file as copied in
+    (yours, the copy, and the bytes both held), for `keep_login`."""
 
     env: dict[str, str]
     logins: list[tuple[Path, Path, bytes | None]]
@@ -50,21 +64,26 @@ class Made:
 
 def make(name: str, scratch: Path, environ: Mapping[str, str]) -> Made | None:
     """Make `name`'s home under `scratch` from the user's, or None for a program without one."""
-    home = HOMES.get(name)
-    if home is None:
+    places = HOMES.get(name)
+    if places is None:
         return None
-    own = environ.get(home.variable, "")
     user_home = Path(environ.get("HOME") or Path.home())
-    source = Path(own) if own else user_home / home.default
-    beside = source if own else user_home
-    private = scratch / f"{name}-home"
-    private.mkdir(mode=0o700)
-    for file in home.settings:
-        _copy(source / file, private / file)
-    for file in home.beside:
-        _copy(beside / file, private / file)
-    logins = [(source / f, private / f, _copy(source / f, private / f)) for f in home.login]
-    return Made({home.variable: str(private)}, logins)
+    made = Made({}, [])
+    for place in places:
+        own = environ.get(place.variable, "")
+        source = Path(own) if own else user_home / place.default
+        private = scratch / f"{name}-home" / place.variable.lower()
+        private.mkdir(mode=0o700, parents=True)
+        for file in place.settings:
+            _copy(source / file, private / file)
+        for file in place.beside:
+            _copy((source if own else user_home) / file, private / file)
+        for file in place.login:
+            made.logins.append(
+                (source / file, private / file, _copy(source / file, private / file))
+            )
+        made.env[place.variable] = str(private)
+    return made
 
 
 def keep_login(made: Made) -> None:
@@ -89,6 +108,7 @@ def _copy(source: Path, target: Path) -> bytes | None:
     """Copy a regular file (a link's target included); what it held, None when there was none."""
     if not source.is_file():
         return None
+    target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(source, target)
     target.chmod(0o600)
     return target.read_bytes()

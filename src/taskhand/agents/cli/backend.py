@@ -90,8 +90,6 @@ class CliAgent:
             **agent_env((*self.preset.variables, *keys), passed, environ),
         }
         self.redact = Redactor(environ)
-        home = Path(environ.get("HOME") or Path.home())
-        self.state = tuple(home / name for name in self.preset.state)
         # Where the user's own settings and login are, for the unit's private home.
         self.user_home = {k: environ[k] for k in agent_home.VARIABLES if k in environ}
         self.program_files = Path(self.program).resolve().parent
@@ -176,7 +174,7 @@ class CliAgent:
         if context.outcome:  # the outcome server is our own Python, wherever it is installed
             readable.append(outcome_tool.package_root())
         sandbox = unit.sandbox.with_readable(readable)
-        writable = [unit.worktree, context.scratch, *self.state]
+        writable = [unit.worktree, context.scratch]
         if context.browser and unit.browser:  # where the browser's server saves its pictures
             writable.append(unit.browser.shots)
         confined = Call(confine(sandbox, call.argv, writable, unit.worktree), call.stdin, call.env)

@@ -11,12 +11,6 @@ from pathlib import Path
 from taskhand.agents.cli.output import Report
 from taskhand.host.process import Call
 
-# Where under $HOME opencode keeps its login, sessions, locks, settings and downloads: writable
-# inside taskhand's sandbox. All but the cache (which the sandbox moves to its /tmp) are made,
-# empty, before a sandboxed run: the sandbox opens only folders that exist, and opencode stops
-# when it cannot make them (a fresh home). Outside it, opencode makes them on its first run.
-STATE = (".local/share/opencode", ".local/state/opencode", ".config/opencode", ".cache/opencode")
-MADE = STATE[:3]
 PROVIDER = "taskhand"  # the name of our provider in opencode's config: `-m taskhand/<model>`
 CONFIG_ENV = "OPENCODE_CONFIG"
 # Switches opencode reads from its environment. A workspace's own opencode.json is ignored, so
@@ -83,12 +77,6 @@ def call(
     if ours:  # our provider's model is in the config: models.dev has nothing to add
         env["OPENCODE_DISABLE_MODELS_FETCH"] = "1"
     return Call([*argv, *extra], stdin=prompt, env=env)
-
-
-def make_state(home: Path) -> None:
-    """The folders opencode writes under `home`, made empty where missing (for the sandbox)."""
-    for name in MADE:
-        (home / name).mkdir(parents=True, exist_ok=True)
 
 
 def _own_model(model: str) -> str:

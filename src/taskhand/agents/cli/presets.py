@@ -117,9 +117,6 @@ class Preset:
     resumable: bool = True
     totals: bool = False  # a resumed run reports the whole session's usage, not its own
     env: tuple[tuple[str, str], ...] = ()  # defaults for the program's environment
-    # Where under $HOME the program keeps its own settings and sessions: writable inside the
-    # sandbox, which keeps the rest of $HOME read-only.
-    state: tuple[str, ...] = ()
 
 
 def _claude_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
@@ -207,8 +204,6 @@ def _gemini_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
 
 
 def _opencode_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
-    if ctx.unit.sandbox.active:
-        opencode.make_state(Path(ctx.env.get("HOME") or Path.home()))
     return opencode.call(
         ctx.program,
         writing=ctx.writing,
@@ -299,7 +294,6 @@ PRESETS: dict[str, Preset] = {
         ("OPENCODE_*", *PROVIDERS),
         _opencode_call,
         parse_opencode,
-        state=opencode.STATE,
     ),
     "aider": Preset(
         "aider",
