@@ -173,14 +173,15 @@ def test_real_gemini_without_a_block_after_the_nudge_is_an_error(tmp_path: Path)
     )
 
 
-def test_real_gemini_reviewer_reads_and_cannot_write(tmp_path: Path) -> None:
+def test_real_gemini_reviewer_reads_and_runs_the_tests_but_cannot_write(tmp_path: Path) -> None:
     work = repo(tmp_path)
     write = ("write_file", {"file_path": str(work / "hello.txt"), "content": "hi\n"})
-    # Headless, gemini approves leaving plan mode by itself, for yolo: a reader must not.
-    leave = ("exit_plan_mode", {"plan_filename": "plan.md"})
+    edit = ("replace", {"file_path": str(work / "README.md"), "old_string": "#", "new_string": "!"})
+    test = ("run_shell_command", {"command": "test -s README.md && echo the-check-passed"})
     script = [
-        scripted.Turn(calls=[leave]),
         scripted.Turn(calls=[write]),
+        scripted.Turn(calls=[edit]),
+        scripted.Turn(calls=[test]),
         scripted.Turn(text=ACCEPT),
     ]
     with scripted.ScriptedGemini(script) as api:
@@ -188,10 +189,14 @@ def test_real_gemini_reviewer_reads_and_cannot_write(tmp_path: Path) -> None:
     assert outcome.case is Case.DONE, outcome.failure
     assert outcome.verdict and outcome.verdict.accepted
     assert not (work / "hello.txt").exists()
+    assert (work / "README.md").read_text().startswith("#")
     for request in api.requests:
-        assert not offered(request) & {"run_shell_command", "exit_plan_mode"}
-        assert "read_file" in offered(request)
-    assert all("error" in answer for answer in answers(api.requests[-1]))
+        tools = offered(request)
+        assert not tools & {"write_file", "replace", "save_memory", "invoke_agent"}
+        assert {"read_file", "run_shell_command"} <= tools
+    refused_write, refused_edit, ran = answers(api.requests[3])  # each call's answer, in order
+    assert "error" in refused_write and "error" in refused_edit
+    assert "the-check-passed" in json.dumps(ran)
 
 
 def test_real_gemini_api_error_is_an_error_outcome(tmp_path: Path) -> None:

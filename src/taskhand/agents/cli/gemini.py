@@ -50,12 +50,22 @@ def settings(env: Mapping[str, str]) -> dict[str, Any]:
     }
 
 
+# What a reader must not have: gemini's writing tools (and its memory, a file in its home), and
+# its sub-agents, which bring tools of their own. Its shell stays, as claude's reviewers keep
+# Bash: a reviewer runs the tests, and one that changes its copy with it is replaced.
+READER_DENIED = ("write_file", "replace", "save_memory", "invoke_agent", "exit_plan_mode")
+
+
 def reviewer_policy(scratch: Path) -> Path:
-    """A policy file (`--policy`) that takes `exit_plan_mode` away from a reader: headless, gemini
-    approves that tool by itself and goes on in yolo mode, every tool allowed, writes included."""
+    """A policy file (`--policy`) that takes the writing tools away from a reader, in yolo mode
+    (every other tool runs without asking). Plan mode would keep its shell from it too, and an
+    `allow` rule for the shell there still asks for a confirmation headless gemini refuses."""
     path = scratch / "gemini-reviewer-policy.toml"
-    rule = '[[rule]]\ntoolName = "exit_plan_mode"\ndecision = "deny"\npriority = 900\n'
-    path.write_text(rule, encoding="utf-8")
+    rules = "\n".join(
+        f'[[rule]]\ntoolName = "{tool}"\ndecision = "deny"\npriority = 900\n'
+        for tool in READER_DENIED
+    )
+    path.write_text(rules, encoding="utf-8")
     return path
 
 

@@ -186,8 +186,8 @@ def _codex_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
 
 
 def _gemini_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
-    mode = "yolo" if ctx.writing else "plan"  # plan: read-only tools, and no shell
-    argv = [ctx.program, "--output-format", "json", "--skip-trust", "--approval-mode", mode]
+    # yolo: no tool asks; a reader's policy takes the writing tools away (gemini.py)
+    argv = [ctx.program, "--output-format", "json", "--skip-trust", "--approval-mode", "yolo"]
     argv += ["-m", ctx.model or gemini.DEFAULT_MODEL]
     if resume is not None:
         argv += ["--resume", resume.session]
