@@ -18,7 +18,7 @@ import pytest
 
 from taskhand import agents
 from taskhand.agents.base import AgentError
-from taskhand.agents.cli import presets
+from taskhand.agents.cli import outcome_tool, presets
 from taskhand.agents.cli.backend import NUDGE, VERDICT_NUDGE, CliAgent
 from taskhand.agents.cli.outcome import parse_outcome
 from taskhand.agents.cli.output import (
@@ -594,7 +594,7 @@ def test_gemini_flags_by_role_and_an_estimated_cost(tmp_path: Path) -> None:
     review = agent.run(unit(tmp_path / "w", "Review.", Role.EVALUATOR))
     writer, reviewer = calls(log)
     assert review.verdict == Verdict(True, concern="hello.txt is there", evidence=["hello.txt"])
-    assert writer["argv"] == [
+    assert writer["argv"][:7] == [
         "--output-format",
         "json",
         "--skip-trust",
@@ -603,7 +603,14 @@ def test_gemini_flags_by_role_and_an_estimated_cost(tmp_path: Path) -> None:
         "-m",
         "gemini-2.5-pro",  # always a model: without one gemini asks a router model first
     ]
-    assert (writer["stdin"], reviewer["stdin"]) == ("Write hello.txt.", "Review.")
+    # our outcome tools' server, and the policy that allows its tools
+    assert writer["argv"][7] == "--policy"
+    assert writer["argv"][9:] == ["--allowed-mcp-server-names", "taskhand"]
+    hint = outcome_tool.hint(Role.IMPLEMENTER)
+    assert (writer["stdin"], reviewer["stdin"]) == (
+        f"Write hello.txt.\n\n{hint}",
+        f"Review.\n\n{outcome_tool.hint(Role.EVALUATOR)}",
+    )
     assert reviewer["argv"][4] == "plan"
     assert outcome.case is Case.DONE
     expected = ((24939 - 21263) * 1.25 + 21263 * 0.31 + 174 * 10.0) / 1e6

@@ -118,7 +118,7 @@ def test_gemini_gets_the_server_in_its_settings_and_a_policy_for_every_mode(
     assert argv[argv.index("--allowed-mcp-server-names") + 1] == "playwright"
     policy = tomllib.loads(Path(argv[argv.index("--policy") + 1]).read_text())
     assert policy["rule"] == [
-        {"mcpName": "playwright", "toolName": "mcp_playwright_*", "decision": "allow",
+        {"mcpName": "playwright", "toolName": "*", "decision": "allow",
          "priority": 100}
     ]  # fmt: skip
     assert "modes" not in policy["rule"][0]  # plan mode, a reader's, included

@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from taskhand.agents.cli import gemini
+from taskhand.agents.cli import gemini, outcome_tool
 from taskhand.agents.cli.backend import NUDGE, CliAgent
+from taskhand.agents.outcome_mcp import tools
 from taskhand.agents.prices import DEFAULT
 from taskhand.unit import Case, Role
 from tests import ROOT
@@ -128,7 +129,9 @@ def test_real_gemini_runs_headless_with_only_what_taskhand_sets(tmp_path: Path) 
     seen = output.split("Output: ", 1)[1].split("\nProcess Group")[0]
     own_home, _, settings = seen.partition("\n")
     assert own_home.startswith("home=") and not own_home.startswith(f"home={home}")
-    assert json.loads(settings) == gemini.settings(env)
+    given = json.loads(settings)
+    assert set(given.pop("mcpServers")) == {tools.SERVER}  # our outcome tools' server alone
+    assert given == gemini.settings(env)
     assert gemini.settings(env)["security"]["auth"] == {"selectedType": "gemini-api-key"}
     # gemini wrote nothing into the home: its sessions went to the unit's scratch folder
     assert sorted(str(p.relative_to(home)) for p in home.rglob("*") if p.is_file()) == sorted(
@@ -143,7 +146,10 @@ def test_real_gemini_gets_the_prompt_on_stdin_byte_for_byte(tmp_path: Path) -> N
         outcome = agent(tmp_path, api).run(unit(repo(tmp_path), prompt))
     assert outcome.case is Case.DONE, outcome.failure
     [first] = api.requests
-    assert first.body["contents"][0]["parts"][-1] == {"text": prompt}
+    # The prompt, then the line that tells of the outcome tools (gemini has no system prompt
+    # of ours to carry it).
+    hint = outcome_tool.hint(Role.IMPLEMENTER)
+    assert first.body["contents"][0]["parts"][-1] == {"text": f"{prompt}\n\n{hint}"}
 
 
 def test_real_gemini_is_nudged_once_by_resuming_its_session(tmp_path: Path) -> None:
@@ -156,7 +162,8 @@ def test_real_gemini_is_nudged_once_by_resuming_its_session(tmp_path: Path) -> N
     assert (outcome.case, outcome.resolution) == (Case.DONE, "added hello.txt"), outcome.failure
     resumed = api.requests[-1].body["contents"]
     assert {"role": "model", "parts": [{"text": "All done."}]} in resumed
-    assert resumed[-1] == {"role": "user", "parts": [{"text": NUDGE}]}
+    nudged = outcome_tool.nudge(Role.IMPLEMENTER, NUDGE)
+    assert resumed[-1] == {"role": "user", "parts": [{"text": nudged}]}
     prompt, candidates, cached, _ = api.served_usage()  # each run reports its own usage
     usage = outcome.usage
     assert (usage.tokens_in, usage.tokens_out, usage.tokens_cached) == (prompt, candidates, cached)
@@ -169,7 +176,8 @@ def test_real_gemini_without_a_block_after_the_nudge_is_an_error(tmp_path: Path)
     assert len(api.requests) == 2
     assert (outcome.case, outcome.verdict) == (Case.ERROR, None)
     assert outcome.failure == (
-        "the reviewer's final message has no verdict block (a fenced JSON with a verdict)"
+        "the agent never called submit_verdict, and the reviewer's final message has no "
+        "verdict block (a fenced JSON with a verdict)"
     )
 
 

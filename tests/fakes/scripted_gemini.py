@@ -2,8 +2,10 @@
 
 Each `POST /v1beta/models/<model>:streamGenerateContent?alt=sse` (the agent's main loop) takes
 the next scripted turn and streams it as `data:` chunks of GenerateContentResponse JSON, the last
-carrying `usageMetadata`. A plain `:generateContent` (the routing call gemini makes when no model
-is given, and its other side questions) gets a short JSON answer, and `:countTokens` a count.
+carrying `usageMetadata`; a turn may call any tool, an MCP server's under the name gemini gives
+it (`mcp_<server>_<tool>`: `mcp_tool`). A plain `:generateContent` (the routing call gemini makes
+when no model is given, and its other side questions) gets a short JSON answer, and
+`:countTokens` a count.
 Every request is logged, and every turn served kept, so a test can compare usage.
 """
 
@@ -38,6 +40,24 @@ class Turn:
     cached_tokens: int = 0
     thoughts_tokens: int = 0
     status: int = 200  # anything else: an error reply with this HTTP status
+
+
+def mcp_tool(server: str, tool: str, arguments: dict[str, Any], **usage: int) -> Turn:
+    """A turn that calls tool `tool` of MCP server `server`, named as gemini offers it."""
+    return Turn(calls=[(f"mcp_{server}_{tool}", arguments)], **usage)
+
+
+def function_responses(request: Logged) -> list[dict[str, Any]]:
+    """What the tools answered, as a request carries it back to the model: each
+    functionResponse's name and response, in order."""
+    parts = [part for content in request.body.get("contents", []) for part in content["parts"]]
+    return [part["functionResponse"] for part in parts if "functionResponse" in part]
+
+
+def offered(request: Logged) -> set[str]:
+    """The names of the tools a request offers the model."""
+    declared = [t.get("functionDeclarations", []) for t in request.body.get("tools", [])]
+    return {function["name"] for functions in declared for function in functions}
 
 
 class ScriptedGemini(LocalServer):

@@ -1,6 +1,6 @@
 """Gemini CLI run headless with only what taskhand sets: a home of its own in the unit's scratch
-folder (GEMINI_CLI_HOME), whose settings select the auth type its key needs and turn off
-telemetry, usage statistics and update checks; the user's ~/.gemini is never read.
+folder (GEMINI_CLI_HOME), whose settings select the auth type its key needs, declare our outcome
+MCP server and turn off telemetry, usage statistics and update checks; ~/.gemini is never read.
 """
 
 from __future__ import annotations
@@ -10,6 +10,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from taskhand.agents.outcome_mcp.tools import SERVER as OUTCOME_SERVER
+
+Server = tuple[list[str], Mapping[str, str]]  # an MCP server: its argv and its environment
 HOME = "GEMINI_CLI_HOME"  # where gemini keeps settings, sessions, .env and trust decisions
 # Always named with -m: without a model gemini first asks a router model which one to use,
 # a request that expects a JSON answer of its own.
@@ -38,9 +41,23 @@ def auth_type(env: Mapping[str, str]) -> str:
     return VERTEX_AUTH if vertex else API_KEY_AUTH
 
 
-def settings(env: Mapping[str, str]) -> dict[str, Any]:
-    """The user settings taskhand gives gemini for one unit."""
+def settings(env: Mapping[str, str], outcome: Server | None = None) -> dict[str, Any]:
+    """The user settings taskhand gives gemini for one unit; with `outcome` (the command and
+    environment of our outcome tools' server), that server, trusted: its calls need no
+    confirmation, which headless gemini could not ask for."""
+    declared: dict[str, Any] = {}
+    if outcome is not None:
+        argv, variables = outcome
+        declared["mcpServers"] = {
+            OUTCOME_SERVER: {
+                "command": argv[0],
+                "args": argv[1:],
+                "env": dict(variables),
+                "trust": True,
+            }
+        }
     return {
+        **declared,
         "security": {"auth": {"selectedType": auth_type(env)}},
         "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
         "privacy": {"usageStatisticsEnabled": False},
@@ -69,13 +86,31 @@ def reviewer_policy(scratch: Path) -> Path:
     return path
 
 
-def environment(scratch: Path, env: Mapping[str, str]) -> dict[str, str]:
+def outcome_policy(scratch: Path) -> Path:
+    """A policy file (`--policy`) that allows our outcome tools, and no other, in every approval
+    mode: yolo allows them already, but plan mode denies every tool no rule names."""
+    path = scratch / "gemini-outcome-policy.toml"
+    # With mcpName given, gemini reads toolName as the server's own name of the tool ("*": all
+    # of them), and matches `mcp_taskhand_<tool>`.
+    rule = f'[[rule]]\nmcpName = "{OUTCOME_SERVER}"\ntoolName = "*"\ndecision = "allow"\n'
+    path.write_text(f"{rule}priority = 100\n", encoding="utf-8")
+    return path
+
+
+def tool_name(tool: str) -> str:
+    """The name gemini gives an MCP tool of our outcome server, as the model sees and calls it."""
+    return f"mcp_{OUTCOME_SERVER}_{tool}"
+
+
+def environment(
+    scratch: Path, env: Mapping[str, str], outcome: Server | None = None
+) -> dict[str, str]:
     """Write gemini's home under `scratch` (its settings file, nothing else yet) and return the
     variables that point gemini at it. Sessions land there too, so a nudge can resume one."""
     home = scratch / "gemini-home"
     folder = home / ".gemini"
     folder.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(settings(env), indent=2)
+    text = json.dumps(settings(env, outcome), indent=2)
     (folder / "settings.json").write_text(text, encoding="utf-8")
     return {
         HOME: str(home),

@@ -123,12 +123,9 @@ def gemini_files(command: list[str], scratch: Path) -> tuple[Path, Path]:
     declared = {"command": command[0], "args": command[1:], "trust": True}
     settings.write_text(json.dumps({"mcpServers": {SERVER: declared}}, indent=2), "utf-8")
     policy = scratch / "gemini-policy.toml"
+    # With mcpName given, gemini reads toolName as the server's own name of a tool ("*": all).
     policy.write_text(
-        "[[rule]]\n"
-        f'mcpName = "{SERVER}"\n'
-        f'toolName = "mcp_{SERVER}_*"\n'
-        'decision = "allow"\n'
-        "priority = 100\n",
+        f'[[rule]]\nmcpName = "{SERVER}"\ntoolName = "*"\ndecision = "allow"\npriority = 100\n',
         encoding="utf-8",
     )
     return settings, policy

@@ -1,6 +1,6 @@
-"""The outcome tools for an agent program (claude, codex; gemini through the same server): the
-command that starts our MCP server for a unit, and the harness's reading of the file it writes,
-each line checked again as the server checked it, the first valid one taken.
+"""The outcome tools for an agent program (claude, codex, gemini): the command that starts our
+MCP server for a unit, and the harness's reading of the file it writes, each line checked again
+as the server checked it, the first valid one taken.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from taskhand.agents.cli.outcome import Found, read_block
 from taskhand.agents.outcome_mcp import tools
 from taskhand.unit import Role
 
-PRESETS = ("claude", "codex")  # the programs given the outcome tools; the others end in a block
+# The programs given the outcome tools; the others end in a block.
+PRESETS = ("claude", "codex", "gemini")
 SERVER = tools.SERVER
 FILE = "outcome.jsonl"  # in the unit's scratch folder: outside the worktree, gone after it
 READ_LIMIT = 1_000_000  # bytes of the file read: a shell that floods it is cut off here

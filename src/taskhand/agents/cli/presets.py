@@ -191,11 +191,21 @@ def _gemini_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
     argv += ["-m", ctx.model or gemini.DEFAULT_MODEL]
     if resume is not None:
         argv += ["--resume", resume.session]
-    env = gemini.environment(ctx.scratch, ctx.env)
+    ours = (ctx.outcome, outcome_tool.env()) if ctx.outcome else None
+    env = gemini.environment(ctx.scratch, ctx.env, ours)
+    servers = []
     if ctx.browser:
         settings, policy = mcp.gemini_files(ctx.browser, ctx.scratch)
-        argv += ["--allowed-mcp-server-names", mcp.SERVER, "--policy", str(policy)]
+        servers.append(mcp.SERVER)
+        argv += ["--policy", str(policy)]
         env[mcp.GEMINI_SETTINGS] = str(settings)
+    if ctx.outcome:
+        servers.append(outcome_tool.SERVER)
+        argv += ["--policy", str(gemini.outcome_policy(ctx.scratch))]
+        if resume is None:  # gemini has no system prompt of ours: the prompt says it
+            prompt = f"{prompt}\n\n{outcome_tool.hint(ctx.unit.role)}"
+    if servers:  # ours and no other
+        argv += ["--allowed-mcp-server-names", ",".join(servers)]
     if not ctx.writing:
         argv += ["--policy", str(gemini.reviewer_policy(ctx.scratch))]
     # The prompt on stdin, byte for byte (a non-terminal stdin is headless mode): an argument
