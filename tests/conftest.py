@@ -16,6 +16,16 @@ WritePlan = Callable[..., Path]
 RunCli = Callable[..., Result]
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """`--live`: run tests/live against the real agents whose keys or logins are present."""
+    parser.addoption(
+        "--live",
+        action="store_true",
+        default=False,
+        help="run tests/live: one small plan against each agent with a key or login (costs money)",
+    )
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Harness state in a temporary folder, and git without the user's global config."""
