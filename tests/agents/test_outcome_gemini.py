@@ -8,17 +8,20 @@ The program comes from `.npm-agents` (installed by `./dev test`); without it the
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 
 import pytest
 
-from taskhand.agents.cli import gemini
+from taskhand.agents.cli import gemini, mcp, outcome_tool
+from taskhand.agents.cli.presets import PRESETS, Context
 from taskhand.agents.outcome_mcp import tools
 from taskhand.agents.outcome_mcp.server import ACCEPTED
 from taskhand.state.paths import StateDir
 from taskhand.state.store import Store
 from taskhand.unit import Case, Role
 from tests.agents.test_cli import DONE, unit
+from tests.agents.test_cli_browser import browsing_unit, stand_ins
 from tests.agents.test_cli_gemini import agent, gemini_env, repo, shell
 from tests.agents.test_outcome_plans import ACCEPT, REJECT
 from tests.agents.test_outcome_plans import DONE as DONE_CALL
@@ -34,6 +37,27 @@ THROUGH_THE_TOOL = {
 
 def ours(tool: str, arguments: dict[str, object]) -> scripted.Turn:
     return scripted.mcp_tool(tools.SERVER, tool, arguments)
+
+
+def test_a_reviewer_with_a_browser_gets_both_servers_and_each_its_policy(tmp_path: Path) -> None:
+    env = stand_ins(tmp_path, "playwright-mcp", "chromium")
+    qa = browsing_unit(tmp_path)
+    context = Context("gemini", qa, tmp_path, env, None, [], browser=mcp.server(qa, env))
+    context.outcome = outcome_tool.command(qa.role, tmp_path)
+    call = PRESETS["gemini"].call(context, "Walk them.", None)
+    argv = call.argv
+    assert argv[argv.index("--allowed-mcp-server-names") + 1] == "playwright,taskhand"
+    home = Path(call.env[gemini.HOME]) / ".gemini" / "settings.json"
+    ours = json.loads(home.read_text())["mcpServers"]
+    assert list(ours) == [tools.SERVER] and ours[tools.SERVER]["trust"] is True
+    assert [ours[tools.SERVER]["command"], *ours[tools.SERVER]["args"]] == context.outcome
+    browser = json.loads(Path(call.env[mcp.GEMINI_SETTINGS]).read_text())["mcpServers"]
+    assert list(browser) == [mcp.SERVER]
+    policies = [argv[i + 1] for i, word in enumerate(argv) if word == "--policy"]
+    rules = [tomllib.loads(Path(p).read_text())["rule"][0] for p in policies]
+    allowed = [(r["mcpName"], r["toolName"]) for r in rules if r["decision"] == "allow"]
+    assert allowed == [(mcp.SERVER, "*"), (tools.SERVER, "*")]
+    assert [r["toolName"] for r in rules if r["decision"] == "deny"] == ["exit_plan_mode"]
 
 
 def test_real_gemini_finishes_through_the_tool_after_a_refused_call(tmp_path: Path) -> None:
