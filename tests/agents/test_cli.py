@@ -611,7 +611,9 @@ def test_gemini_flags_by_role_and_an_estimated_cost(tmp_path: Path) -> None:
         f"Write hello.txt.\n\n{hint}",
         f"Review.\n\n{outcome_tool.hint(Role.EVALUATOR)}",
     )
-    assert reviewer["argv"][4] == "plan"
+    # yolo too: a reader's policy, the last one given, takes the writing tools away
+    assert reviewer["argv"][4] == "yolo"
+    assert reviewer["argv"][-1].endswith("gemini-reviewer-policy.toml")
     assert outcome.case is Case.DONE
     expected = ((24939 - 21263) * 1.25 + 21263 * 0.31 + 174 * 10.0) / 1e6
     assert outcome.usage.cost == pytest.approx(expected) and outcome.usage.estimated

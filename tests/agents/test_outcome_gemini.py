@@ -39,7 +39,9 @@ def ours(tool: str, arguments: dict[str, object]) -> scripted.Turn:
     return scripted.mcp_tool(tools.SERVER, tool, arguments)
 
 
-def test_a_reviewer_with_a_browser_gets_both_servers_and_each_its_policy(tmp_path: Path) -> None:
+def test_a_reviewer_with_a_browser_gets_both_servers_and_the_writing_tools_denied(
+    tmp_path: Path,
+) -> None:
     env = stand_ins(tmp_path, "playwright-mcp", "chromium")
     qa = browsing_unit(tmp_path)
     context = Context("gemini", qa, tmp_path, env, None, [], browser=mcp.server(qa, env))
@@ -54,10 +56,11 @@ def test_a_reviewer_with_a_browser_gets_both_servers_and_each_its_policy(tmp_pat
     browser = json.loads(Path(call.env[mcp.GEMINI_SETTINGS]).read_text())["mcpServers"]
     assert list(browser) == [mcp.SERVER]
     policies = [argv[i + 1] for i, word in enumerate(argv) if word == "--policy"]
-    rules = [tomllib.loads(Path(p).read_text())["rule"][0] for p in policies]
+    rules = [rule for p in policies for rule in tomllib.loads(Path(p).read_text())["rule"]]
     allowed = [(r["mcpName"], r["toolName"]) for r in rules if r["decision"] == "allow"]
-    assert allowed == [(mcp.SERVER, "*"), (tools.SERVER, "*")]
-    assert [r["toolName"] for r in rules if r["decision"] == "deny"] == ["exit_plan_mode"]
+    assert allowed == [(mcp.SERVER, "*"), (tools.SERVER, "*")]  # our two servers, nothing else
+    denied = [r["toolName"] for r in rules if r["decision"] == "deny"]
+    assert denied == list(gemini.READER_DENIED)
 
 
 def test_real_gemini_finishes_through_the_tool_after_a_refused_call(tmp_path: Path) -> None:
