@@ -9,7 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from taskhand.agents.outcome_mcp import tools
 from tests import ROOT
+from tests.fakes import scripted_gemini
 from tests.fakes.scripted_openai import ScriptedOpenAI, reply, tool_call
 from tests.live import agents
 from tests.live.test_live import LINE
@@ -34,6 +38,12 @@ def live_pytest(home: Path, *args: str, **env: str) -> str:
     argv = [sys.executable, "-m", "pytest", "tests/live/test_live.py", "-rs", *args]
     run = subprocess.run(argv, cwd=ROOT, env=clean, capture_output=True, text=True, timeout=600)
     return run.stdout + run.stderr
+
+
+def without(program: str) -> str:
+    """PATH without the folders that hold `program`."""
+    folders = os.environ.get("PATH", "").split(os.pathsep)
+    return os.pathsep.join(f for f in folders if f and not (Path(f) / program).exists())
 
 
 def test_without_the_switch_every_live_run_skips_saying_how_to_opt_in(tmp_path: Path) -> None:
@@ -105,3 +115,37 @@ def test_the_live_test_runs_a_plan_through_to_the_reviewers_accept(tmp_path: Pat
         )
     assert "1 passed" in printed, printed
     assert [body["model"] for body in api.bodies] == [BY_NAME["openai"].model] * 3
+
+
+def test_the_live_test_runs_an_agent_program_found_where_dev_installs_it(tmp_path: Path) -> None:
+    """The live test for `gemini`, its program found in .npm-agents (not on PATH), against a
+    scripted Gemini API, each outcome through our MCP tool."""
+    gemini = BY_NAME["gemini"]
+    if agents.program(gemini, {"PATH": ""}) is None:
+        pytest.skip(agents.missing_program(gemini, {"PATH": ""}))
+
+    def ours(tool: str, arguments: dict[str, object]) -> list[scripted_gemini.Turn]:
+        return [
+            scripted_gemini.mcp_tool(tools.SERVER, tool, arguments),
+            scripted_gemini.Turn(text="Submitted."),
+        ]
+
+    write = f"printf '{LINE}\\n' > greeting.txt"
+    script = [
+        scripted_gemini.Turn(calls=[("run_shell_command", {"command": write})]),
+        *ours("submit_case", {"case": "done", "resolution": "wrote greeting.txt"}),
+        *ours("submit_verdict", {"verdict": "accept", "concern": "it holds the line"}),
+    ]
+    with scripted_gemini.ScriptedGemini(script) as api:
+        printed = live_pytest(
+            tmp_path,
+            "--live",
+            "-k",
+            "gemini",
+            PATH=without("gemini"),  # the live test finds the one ./dev installed
+            GEMINI_API_KEY="scripted-key",
+            GOOGLE_GEMINI_BASE_URL=api.url,
+        )
+    assert "1 passed" in printed, printed
+    assert not api.turns  # every turn used: no nudge
+    assert {r.path.split(":")[0].rsplit("/", 1)[-1] for r in api.main_requests()} == {gemini.model}
