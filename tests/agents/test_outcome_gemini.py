@@ -121,6 +121,19 @@ def test_real_gemini_reviewer_rejects_through_the_tool_and_still_cannot_write(
         assert {"read_file", "run_shell_command"} <= offered
 
 
+def test_real_gemini_calling_the_tool_twice_keeps_the_first(tmp_path: Path) -> None:
+    script = [
+        ours("submit_verdict", REJECT),
+        ours("submit_verdict", ACCEPT),  # a change of mind: refused, the rejection stands
+        scripted.Turn(text="Submitted."),
+    ]
+    with scripted.ScriptedGemini(script) as api:
+        outcome = agent(tmp_path, api).run(unit(repo(tmp_path), role=Role.EVALUATOR))
+    assert outcome.verdict is not None and not outcome.verdict.accepted, outcome.failure
+    [again] = scripted.function_responses(api.requests[2])[1:]
+    assert "the first one stands" in json.dumps(again["response"])
+
+
 def test_real_gemini_that_never_calls_the_tool_falls_back_to_the_block(tmp_path: Path) -> None:
     with scripted.ScriptedGemini([scripted.Turn(text=DONE)]) as api:
         outcome = agent(tmp_path, api).run(unit(repo(tmp_path)))
