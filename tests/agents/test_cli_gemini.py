@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from taskhand.agents.cli import gemini, outcome_tool
+from taskhand.agents.cli import agent_home, gemini, outcome_tool
 from taskhand.agents.cli.backend import NUDGE, CliAgent
 from taskhand.agents.outcome_mcp import tools
 from taskhand.agents.prices import DEFAULT
@@ -221,7 +221,7 @@ def test_without_a_model_gemini_asks_a_router_first(tmp_path: Path) -> None:
     work = repo(tmp_path)
     with scripted.ScriptedGemini([scripted.Turn(text=DONE)]) as api:
         env = gemini_env(tmp_path, api)
-        env |= gemini.environment(tmp_path / "scratch", env)
+        env |= gemini.environment(tmp_path / "scratch" / "gemini-home", env)
         argv = [real_gemini(), "--output-format", "json", "--skip-trust"]
         run = subprocess.run(
             argv, input=b"Hi.", env=env, cwd=work, capture_output=True, timeout=120
@@ -236,6 +236,29 @@ def test_without_a_model_gemini_asks_a_router_first(tmp_path: Path) -> None:
 def test_vertex_ai_is_selected_when_asked_for() -> None:
     assert gemini.auth_type({"GOOGLE_GENAI_USE_VERTEXAI": "true"}) == gemini.VERTEX_AUTH
     assert gemini.auth_type({"GEMINI_API_KEY": "k"}) == gemini.API_KEY_AUTH
+    assert gemini.auth_type({"GEMINI_API_KEY": "k"}, signed_in=True) == gemini.API_KEY_AUTH
+
+
+def test_a_google_sign_in_is_copied_into_the_units_home_and_selected(tmp_path: Path) -> None:
+    """Without a key, your `gemini` signed in with Google is what the unit uses: its tokens are
+    copied into the unit's home (and back when gemini refreshed them); nothing else of yours."""
+    home = tmp_path / "home"
+    (home / ".gemini").mkdir(parents=True)
+    (home / ".gemini" / "oauth_creds.json").write_text('{"refresh_token": "r"}')
+    (home / ".gemini" / "GEMINI.md").write_text("your memory")
+    (tmp_path / "scratch").mkdir()
+    made = agent_home.make("gemini", tmp_path / "scratch", {"HOME": str(home)})
+    assert made is not None
+    own = Path(made.env[gemini.HOME])
+    env = gemini.environment(own, {})
+    assert env[gemini.HOME] == str(own)
+    settings = json.loads((own / ".gemini" / "settings.json").read_text())
+    assert settings["security"]["auth"]["selectedType"] == gemini.GOOGLE_AUTH
+    assert (own / ".gemini" / "oauth_creds.json").read_text() == '{"refresh_token": "r"}'
+    assert not (own / ".gemini" / "GEMINI.md").exists()
+    (own / ".gemini" / "oauth_creds.json").write_text('{"refresh_token": "r2"}')
+    agent_home.keep_login(made)
+    assert (home / ".gemini" / "oauth_creds.json").read_text() == '{"refresh_token": "r2"}'
 
 
 # ---- a whole plan

@@ -56,11 +56,9 @@ AGENTS = (
         "gemini",
         "gemini",
         "npm install -g @google/gemini-cli, or ./dev test (into .npm-agents)",
-        # GOOGLE_API_KEY counts with GOOGLE_GENAI_USE_VERTEXAI=true (Vertex AI) only. gemini's
-        # Google sign-in (~/.gemini/oauth_creds.json) is not one: taskhand keeps gemini out of
-        # ~/.gemini.
+        # GOOGLE_API_KEY counts with GOOGLE_GENAI_USE_VERTEXAI=true (Vertex AI) only.
         ("GEMINI_API_KEY",),
-        (),
+        (".gemini/oauth_creds.json",),  # `gemini` signed in with Google (or $GEMINI_CLI_HOME's)
         model="gemini-2.5-flash",
     ),
     LiveAgent(
@@ -91,6 +89,9 @@ def login_files(agent: LiveAgent, env: Mapping[str, str], home: Path) -> list[Pa
     moved = {
         ".claude/": env.get("CLAUDE_CONFIG_DIR"),
         ".codex/": env.get("CODEX_HOME"),
+        ".gemini/": str(Path(env["GEMINI_CLI_HOME"]) / ".gemini")
+        if env.get("GEMINI_CLI_HOME")
+        else None,
         ".local/share/": env.get("XDG_DATA_HOME"),
     }
     paths = []

@@ -78,6 +78,12 @@ def test_a_key_or_a_login_file_is_enough(tmp_path: Path) -> None:
     assert agents.missing_login(gemini, {"GOOGLE_API_KEY": "g"}, tmp_path) != ""
     vertex = {"GOOGLE_API_KEY": "g", "GOOGLE_GENAI_USE_VERTEXAI": "true"}
     assert agents.missing_login(gemini, vertex, tmp_path) == ""
+    # gemini signed in with Google, in the home GEMINI_CLI_HOME names
+    signed_in = {"GEMINI_CLI_HOME": str(tmp_path / "g")}
+    assert agents.missing_login(gemini, signed_in, tmp_path) != ""
+    (tmp_path / "g" / ".gemini").mkdir(parents=True)
+    (tmp_path / "g" / ".gemini" / "oauth_creds.json").write_text("{}")
+    assert agents.missing_login(gemini, signed_in, tmp_path) == ""
 
 
 def test_a_missing_program_says_how_to_install_it() -> None:

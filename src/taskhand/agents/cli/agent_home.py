@@ -1,5 +1,6 @@
-"""A unit's own copy of an agent program's home: the folders Claude Code, Codex or opencode keep
-their settings, sessions and login in, made afresh in the unit's scratch folder from yours.
+"""A unit's own copy of an agent program's home: the folders Claude Code, Codex, gemini or
+opencode keep their settings, sessions and login in, made afresh in the unit's scratch folder
+from yours.
 Inside the sandbox your own home stays read-only, so nothing an agent writes there (a hook, an
 MCP server, a plugin, a `notify` command) runs in a later unit or in your own sessions; a login
 the program refreshed during the unit is copied back, since the old one may no longer work.
@@ -39,6 +40,14 @@ HOMES = {
         ),
     ),
     "codex": (Place("CODEX_HOME", ".codex", ("config.toml", "AGENTS.md"), ("auth.json",)),),
+    # gemini's home is made by gemini.py; of yours only a Google sign-in is taken.
+    "gemini": (
+        Place(
+            "GEMINI_CLI_HOME",
+            "",
+            login=(".gemini/oauth_creds.json", ".gemini/google_accounts.json"),
+        ),
+    ),
     "opencode": (  # through the XDG folders, which its own variables cannot all move
         Place(
             "XDG_CONFIG_HOME",

@@ -1,6 +1,7 @@
 """Gemini CLI run headless with only what taskhand sets: a home of its own in the unit's scratch
 folder (GEMINI_CLI_HOME), whose settings select the auth type its key needs, declare our outcome
-MCP server and turn off telemetry, usage statistics and update checks; ~/.gemini is never read.
+MCP server and turn off telemetry, usage statistics and update checks. Of ~/.gemini only a Google
+sign-in is taken (agent_home.py); your settings, memory and `.env` there are never read.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ HOME = "GEMINI_CLI_HOME"  # where gemini keeps settings, sessions, .env and trus
 DEFAULT_MODEL = "gemini-2.5-pro"
 API_KEY_AUTH = "gemini-api-key"  # GEMINI_API_KEY, at GOOGLE_GEMINI_BASE_URL when set
 VERTEX_AUTH = "vertex-ai"  # GOOGLE_GENAI_USE_VERTEXAI with GOOGLE_API_KEY or a service account
+GOOGLE_AUTH = "oauth-personal"  # `gemini` signed in with Google: ~/.gemini/oauth_creds.json
 # The program's own variables beyond its GEMINI_* namespace: keys, endpoints, Vertex's project.
 VARIABLES = (
     "GEMINI_*",
@@ -34,14 +36,18 @@ VARIABLES = (
 )
 
 
-def auth_type(env: Mapping[str, str]) -> str:
-    """The auth type the given variables call for: Vertex AI when asked for, else the API key.
-    Without one selected in its settings, gemini refuses to start ("Invalid auth method")."""
-    vertex = env.get("GOOGLE_GENAI_USE_VERTEXAI", "").strip().lower() in ("true", "1")
-    return VERTEX_AUTH if vertex else API_KEY_AUTH
+def auth_type(env: Mapping[str, str], signed_in: bool = False) -> str:
+    """The auth type the given variables call for: Vertex AI when asked for, else the API key,
+    else a Google sign-in when the unit's home holds one. Without one selected in its settings,
+    gemini refuses to start ("Invalid auth method")."""
+    if env.get("GOOGLE_GENAI_USE_VERTEXAI", "").strip().lower() in ("true", "1"):
+        return VERTEX_AUTH
+    return GOOGLE_AUTH if signed_in and not env.get("GEMINI_API_KEY") else API_KEY_AUTH
 
 
-def settings(env: Mapping[str, str], outcome: Server | None = None) -> dict[str, Any]:
+def settings(
+    env: Mapping[str, str], outcome: Server | None = None, signed_in: bool = False
+) -> dict[str, Any]:
     """The user settings taskhand gives gemini for one unit; with `outcome` (the command and
     environment of our outcome tools' server), that server, trusted: its calls need no
     confirmation, which headless gemini could not ask for."""
@@ -58,7 +64,7 @@ def settings(env: Mapping[str, str], outcome: Server | None = None) -> dict[str,
         }
     return {
         **declared,
-        "security": {"auth": {"selectedType": auth_type(env)}},
+        "security": {"auth": {"selectedType": auth_type(env, signed_in)}},
         "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
         "privacy": {"usageStatisticsEnabled": False},
         "telemetry": {"enabled": False},
@@ -103,14 +109,15 @@ def tool_name(tool: str) -> str:
 
 
 def environment(
-    scratch: Path, env: Mapping[str, str], outcome: Server | None = None
+    home: Path, env: Mapping[str, str], outcome: Server | None = None
 ) -> dict[str, str]:
-    """Write gemini's home under `scratch` (its settings file, nothing else yet) and return the
-    variables that point gemini at it. Sessions land there too, so a nudge can resume one."""
-    home = scratch / "gemini-home"
+    """Write gemini's settings into `home` (the unit's, in its scratch folder, holding a copy of
+    your Google sign-in when you have one: agent_home.py) and return the variables that point
+    gemini at it. Sessions land there too, so a nudge can resume one."""
     folder = home / ".gemini"
     folder.mkdir(parents=True, exist_ok=True)
-    text = json.dumps(settings(env, outcome), indent=2)
+    signed_in = (folder / "oauth_creds.json").is_file()
+    text = json.dumps(settings(env, outcome, signed_in), indent=2)
     (folder / "settings.json").write_text(text, encoding="utf-8")
     return {
         HOME: str(home),

@@ -192,7 +192,8 @@ def _gemini_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
     if resume is not None:
         argv += ["--resume", resume.session]
     ours = (ctx.outcome, outcome_tool.env()) if ctx.outcome else None
-    env = gemini.environment(ctx.scratch, ctx.env, ours)
+    home = Path(ctx.home.get(gemini.HOME) or ctx.scratch / "gemini-home")
+    env = gemini.environment(home, ctx.env, ours)
     servers = []
     if ctx.browser:
         settings, policy = mcp.gemini_files(ctx.browser, ctx.scratch)
