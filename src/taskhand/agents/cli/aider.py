@@ -88,7 +88,8 @@ def call(
 
 def parse(stdout: str) -> Report:
     """aider's text with its usage: tokens and dollars exact from the analytics events, cache
-    hits from the text (the events leave them out); the events are left out of the text."""
+    hits and writes from the text (the events leave them out, and their prompt tokens leave
+    out the writes that its "sent" counts); the events are left out of the text."""
     events, lines = [], []
     for line in stdout.splitlines():
         event = _event(line)
@@ -100,7 +101,8 @@ def parse(stdout: str) -> Report:
     if events:
         sent = sum(_number(e, "prompt_tokens") for e in events)
         received = sum(_number(e, "completion_tokens") for e in events)
-        report.usage.tokens_in, report.usage.tokens_out = int(sent), int(received)
+        written = report.usage.tokens_cache_write
+        report.usage.tokens_in, report.usage.tokens_out = int(sent) + written, int(received)
         if report.priced:
             report.usage.cost = sum(_number(e, "cost") for e in events)
     return report
@@ -119,6 +121,8 @@ def _metadata(model: str, prices: Mapping[str, price_list.Price]) -> str:
     }
     if price.cached is not None:
         entry["cache_read_input_token_cost"] = price.cached / 1_000_000
+    if price.cache_write is not None:
+        entry["cache_creation_input_token_cost"] = price.cache_write / 1_000_000
     return json.dumps({model: entry}, indent=2)
 
 

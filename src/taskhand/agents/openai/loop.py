@@ -280,11 +280,20 @@ class _Session:
         if not isinstance(usage, dict):
             self.usage += Usage(estimated=True)
             return
-        details = usage.get("prompt_tokens_details")
+        sent, made = (
+            _details(usage, "prompt_tokens_details"),
+            _details(usage, "completion_tokens_details"),
+        )
+        # prompt_tokens counts the cached and cache-written tokens, completion_tokens the
+        # reasoning ones. Cache writes come from Anthropic-style servers (a LiteLLM proxy's
+        # top-level field, OpenRouter's detail), as they count them.
+        written = usage.get("cache_creation_input_tokens") or sent.get("cache_write_tokens")
         call = Usage(
             tokens_in=_count(usage.get("prompt_tokens")),
             tokens_out=_count(usage.get("completion_tokens")),
-            tokens_cached=_count(details.get("cached_tokens")) if isinstance(details, dict) else 0,
+            tokens_cached=_count(sent.get("cached_tokens")),
+            tokens_cache_write=_count(written),
+            tokens_thinking=_count(made.get("reasoning_tokens")),
         )
         reported = usage.get("cost")
         if isinstance(reported, int | float) and not isinstance(reported, bool):
@@ -332,6 +341,11 @@ def _without_nulls(value: Any) -> Any:
 
 def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
+
+
+def _details(usage: dict[str, Any], key: str) -> dict[str, Any]:
+    value = usage.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def _count(value: object) -> int:

@@ -1,0 +1,176 @@
+"""Usage exactly as each agent reports it: cache writes and thinking tokens read from output
+shaped as the real programs print it, kept inside the totals (never counted twice), and priced
+at their own rates when the agent gives no dollars."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from acp.schema import Usage as AcpUsage
+
+from taskhand.agents import prices
+from taskhand.agents.acp.backend import reported_usage
+from taskhand.agents.base import AgentError
+from taskhand.agents.cli.aider import parse as parse_aider_run
+from taskhand.agents.cli.output import (
+    parse_aider,
+    parse_claude,
+    parse_codex,
+    parse_gemini,
+    parse_opencode,
+)
+from taskhand.agents.openai.loop import OpenAIAgent
+from taskhand.unit import Case, Role, Unit, Usage
+from tests.agents.test_cli import AIDER, CLAUDE_DONE, CODEX_DONE, GEMINI, opencode_events
+from tests.fakes.scripted_openai import ScriptedOpenAI, reply, tool_call
+
+
+def parts(usage: Usage) -> tuple[int, int, int, int, int]:
+    return (
+        usage.tokens_in,
+        usage.tokens_out,
+        usage.tokens_cached,
+        usage.tokens_cache_write,
+        usage.tokens_thinking,
+    )
+
+
+def test_claude_cache_writes_and_thinking_from_its_result() -> None:
+    # claude 2.1.332's result, with a thinking model's figures in both its usage objects
+    shown = CLAUDE_DONE.replace('"thinkingTokens":0', '"thinkingTokens":35').replace(
+        '"thinking_tokens":0', '"thinking_tokens":35'
+    )
+    report = parse_claude(shown)
+    # Anthropic counts input apart from cache reads and writes, and thinking inside output.
+    assert parts(report.usage) == (2200 + 300 + 400, 90, 300, 400, 35)
+    without_model_usage = json.loads(shown) | {"modelUsage": {}}
+    assert parts(parse_claude(json.dumps(without_model_usage)).usage) == parts(report.usage)
+
+
+def test_codex_cache_writes_and_reasoning_from_its_turn() -> None:
+    shown = CODEX_DONE.replace('"cache_write_input_tokens":0', '"cache_write_input_tokens":200')
+    shown = shown.replace('"reasoning_output_tokens":0', '"reasoning_output_tokens":64')
+    # codex's input counts cached and written tokens, its output the reasoning ones.
+    assert parts(parse_codex(shown).usage) == (2300, 90, 1100, 200, 64)
+
+
+def test_gemini_thoughts_are_thinking_inside_output() -> None:
+    assert parts(parse_gemini(GEMINI).usage) == (24939, 20 + 154, 21263, 0, 154)
+
+
+def test_opencode_cache_writes_and_reasoning_per_step() -> None:
+    # each of two steps: input 1200 fresh, 3000 read, 5 written; output 80 plus 10 reasoning
+    report = parse_opencode(opencode_events("Done."))
+    assert parts(report.usage) == (2 * 4205, 2 * 90, 2 * 3000, 2 * 5, 2 * 10)
+    assert report.usage.cost == pytest.approx(0.015)
+
+
+ANTHROPIC_AIDER = (
+    "Tokens: 4.1k sent, 2.5k cache write, 42 received. Cost: $0.01 message, $0.01 session.\n"
+    "Tokens: 4.2k sent, 2.5k cache hit, 50 received. Cost: $0.0036 message, $0.0136 session.\n"
+)
+
+
+def test_aider_cache_writes_from_its_usage_lines() -> None:
+    assert parts(parse_aider(AIDER).usage) == (3000 + 12450, 42 + 3200, 1200, 0, 0)
+    assert parts(parse_aider(ANTHROPIC_AIDER).usage) == (8300, 92, 2500, 2500, 0)
+
+
+def test_aider_events_leave_out_the_cache_writes_its_text_counts() -> None:
+    # aider 0.86.2 against an Anthropic-style server: its "sent" is prompt_tokens plus the
+    # cache writes, its message_send event prompt_tokens alone.
+    lines = ANTHROPIC_AIDER.splitlines()
+    stdout = "\n".join(
+        [
+            lines[0],
+            '{"event": "message_send", "properties": {"prompt_tokens": 1600, "completion_tokens":'
+            ' 42, "cost": 0.01, "total_cost": 0.01}, "user_id": "u", "time": 2}',
+            lines[1],
+            '{"event": "message_send", "properties": {"prompt_tokens": 4200, "completion_tokens":'
+            ' 50, "cost": 0.0036, "total_cost": 0.0136}, "user_id": "u", "time": 3}',
+        ]
+    )
+    report = parse_aider_run(stdout)
+    assert parts(report.usage) == (1600 + 4200 + 2500, 92, 2500, 2500, 0)
+
+
+def test_acp_parts_are_added_in_only_when_its_total_says_they_are_apart() -> None:
+    apart = AcpUsage(
+        input_tokens=1000,
+        output_tokens=200,
+        cached_read_tokens=3000,
+        cached_write_tokens=500,
+        thought_tokens=80,
+        total_tokens=1000 + 200 + 3000 + 500 + 80,
+    )
+    assert parts(reported_usage(apart)) == (4500, 280, 3000, 500, 80)
+    inside = AcpUsage(
+        input_tokens=4500,
+        output_tokens=280,
+        cached_read_tokens=3000,
+        cached_write_tokens=500,
+        thought_tokens=80,
+        total_tokens=4500 + 280,
+    )
+    assert parts(reported_usage(inside)) == (4500, 280, 3000, 500, 80)
+
+
+def test_openai_reasoning_and_anthropic_style_cache_writes(tmp_path: Path) -> None:
+    submit = tool_call("submit_case", {"case": "done", "resolution": "ok"})
+    with ScriptedOpenAI() as server:
+        server.add(
+            reply(
+                tool_calls=[tool_call("bash", {"command": "true"})],
+                usage={
+                    "prompt_tokens": 5000,
+                    "completion_tokens": 300,
+                    "prompt_tokens_details": {"cached_tokens": 0},
+                    "cache_creation_input_tokens": 4000,  # a LiteLLM proxy before Claude
+                    "completion_tokens_details": {"reasoning_tokens": 120},
+                },
+            ),
+            reply(
+                tool_calls=[submit],
+                usage={
+                    "prompt_tokens": 5400,
+                    "completion_tokens": 50,
+                    "prompt_tokens_details": {"cached_tokens": 4000, "cache_write_tokens": 300},
+                    "completion_tokens_details": {"reasoning_tokens": None},
+                },
+            ),
+        )
+        agent = OpenAIAgent("claude-sonnet-4-5", base_url=server.url, api_key="k", backoff=0.0)
+        worktree = tmp_path / "w"
+        worktree.mkdir()
+        outcome = agent.run(Unit(Role.IMPLEMENTER, "T-001", 1, "Say done.", worktree, 30.0))
+    assert outcome.case is Case.DONE, outcome.failure
+    assert parts(outcome.usage) == (10400, 350, 4000, 4300, 120)
+    # claude-sonnet-4-5: 2100 fresh at $3, 4000 read at $0.30, 4300 written at $3.75, 350 out
+    # at $15 per million.
+    expected = (2100 * 3.0 + 4000 * 0.30 + 4300 * 3.75 + 350 * 15.0) / 1e6
+    assert outcome.usage.cost == pytest.approx(expected) and outcome.usage.estimated
+
+
+def test_cache_writes_cost_their_own_price_and_thinking_bills_once() -> None:
+    usage = Usage(1_000_000, 100_000, 600_000, tokens_cache_write=300_000, tokens_thinking=40_000)
+    # claude-haiku-4-5: 100k fresh at $1, 600k read at $0.10, 300k written at $1.25, 100k out
+    # (thinking among them) at $5.
+    assert prices.estimate("claude-haiku-4-5", usage) == pytest.approx(0.1 + 0.06 + 0.375 + 0.5)
+    # A model whose price has no cache-write rate bills writes as input.
+    assert prices.estimate("gpt-4o", usage) == pytest.approx(
+        (100_000 * 2.5 + 600_000 * 1.25 + 300_000 * 2.5 + 100_000 * 10) / 1e6
+    )
+
+
+def test_a_price_file_may_give_a_cache_write_rate(tmp_path: Path) -> None:
+    path = tmp_path / "prices.toml"
+    path.write_text('["my-claude"]\ninput = 2\noutput = 10\ncached = 0.2\ncache_write = 2.5\n')
+    table = prices.load(path)
+    assert table["my-claude"] == prices.Price(2.0, 10.0, 0.2, 2.5)
+    usage = Usage(1_000_000, 0, 0, tokens_cache_write=1_000_000)
+    assert prices.estimate("my-claude", usage, table) == pytest.approx(2.5)
+    path.write_text('["my-claude"]\ninput = 2\noutput = 10\ncache_write = "a lot"\n')
+    with pytest.raises(AgentError, match="my-claude"):
+        prices.load(path)
