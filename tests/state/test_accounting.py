@@ -18,7 +18,7 @@ def make_units(store: Store, db_path: Path) -> str:
     spans = [
         ("T-1", Usage(100, 10, 40, 0.5, False), "14:00:00.000", "14:00:30.500"),
         ("T-1", Usage(200, 20, 0, 0.25, False), "14:01:00.000", "14:02:00.000"),
-        ("T-2", Usage(1000, 100, 500, 1.0, True), "14:03:00.000", "14:03:05.250"),
+        ("T-2", Usage(1000, 100, 500, 1.0, True, 200, 30), "14:03:00.000", "14:03:05.250"),
     ]
     for n, (task_id, usage, start, end) in enumerate(spans):
         attempt = store.start_attempt(run.id, task_id, "/wt", "b", "base")
@@ -37,9 +37,9 @@ def make_units(store: Store, db_path: Path) -> str:
 
 def test_usage_sums_finished_units(store: Store, db_path: Path) -> None:
     run_id = make_units(store, db_path)
-    assert store.usage(run_id) == Usage(1300, 130, 540, 1.75, True)
+    assert store.usage(run_id) == Usage(1300, 130, 540, 1.75, True, 200, 30)
     assert store.usage(run_id, "T-1") == Usage(300, 30, 40, 0.75, False)
-    assert store.usage(run_id, "T-2") == Usage(1000, 100, 500, 1.0, True)
+    assert store.usage(run_id, "T-2") == Usage(1000, 100, 500, 1.0, True, 200, 30)
     assert store.usage(run_id, "T-3") == Usage()  # running units have used nothing yet
     assert store.usage(new_run(store).id) == Usage()
 
@@ -63,6 +63,8 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
                 "roles": {"implementer": 1, "evaluator": 1},
                 "pr": None,
                 "status": "",
+                "tokens_cache_write": 0,
+                "tokens_thinking": 0,
             },
             {
                 "task_id": "T-2",
@@ -79,6 +81,8 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
                 "roles": {"implementer": 1},
                 "pr": None,
                 "status": "",
+                "tokens_cache_write": 200,
+                "tokens_thinking": 30,
             },
             {
                 "task_id": "T-3",
@@ -95,6 +99,8 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
                 "roles": {"implementer": 1},
                 "pr": None,
                 "status": "",
+                "tokens_cache_write": 0,
+                "tokens_thinking": 0,
             },
             {
                 "task_id": "T-10",
@@ -111,6 +117,8 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
                 "roles": {},
                 "pr": None,
                 "status": "",
+                "tokens_cache_write": 0,
+                "tokens_thinking": 0,
             },
         ],
         "total": {
@@ -128,6 +136,8 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
             "roles": {"implementer": 3, "evaluator": 1},
             "pr": None,
             "status": "",
+            "tokens_cache_write": 200,
+            "tokens_thinking": 30,
         },
     }
     assert [t.task_id for t in stats.tasks] == ["T-1", "T-2", "T-3", "T-10"]

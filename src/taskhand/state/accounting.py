@@ -39,13 +39,15 @@ class TaskStats:
     seconds: float  # agent time of finished units
     tokens_in: int
     tokens_out: int
-    tokens_cached: int  # prompt-cache reads, apart from tokens_in
+    tokens_cached: int  # prompt-cache reads, among tokens_in
     cost: float  # API-equivalent dollars: what the tokens cost on the API
     estimated: bool  # some unit's cost came from a price table
     title: str = ""
     roles: dict[str, int] = field(default_factory=dict)  # units per role, in ROLE_ORDER
     pr: str | None = None  # the pull request's address, once delivered
     status: str = ""  # where the task stands now, as `show` and the board say
+    tokens_cache_write: int = 0  # prompt-cache writes, among tokens_in
+    tokens_thinking: int = 0  # thinking (reasoning) tokens, among tokens_out
 
 
 @dataclass(frozen=True)
@@ -95,7 +97,16 @@ def _task_stats(
     reviews = sum(str(u.role) in JUDGING for u in units)
     prompt_bytes = sum(u.prompt_bytes for u in units)
     figures = (len(units), reviews, prompt_bytes, seconds, *counts)
-    return TaskStats(task_id, *figures, title=title, roles=_roles(units), pr=pr, status=status)
+    return TaskStats(
+        task_id,
+        *figures,
+        title=title,
+        roles=_roles(units),
+        pr=pr,
+        status=status,
+        tokens_cache_write=s.tokens_cache_write,
+        tokens_thinking=s.tokens_thinking,
+    )
 
 
 def _roles(units: list[UnitRow]) -> dict[str, int]:

@@ -1,6 +1,6 @@
 """What `taskhand stats` shows: per task, its units by role, agent time, prompt size, tokens
-(cache reads apart), API-equivalent dollars and pull request, and a total row; for one run or
-summed over every run of a plan. The columns are declared once here.
+(cache reads, cache writes and thinking apart), API-equivalent dollars and pull request, and a
+total row; for one run or summed over every run of a plan. The columns are declared once here.
 """
 
 from __future__ import annotations
@@ -103,14 +103,23 @@ COLUMNS: list[tuple[str, Callable[[TaskStats], object]]] = [
     ("tokens in", lambda row: count(row.tokens_in)),
     ("tokens out", lambda row: count(row.tokens_out)),
     ("cache reads", lambda row: count(row.tokens_cached)),
+    ("cache writes", lambda row: count(row.tokens_cache_write)),
+    ("thinking", lambda row: count(row.tokens_thinking)),
     ("API-equivalent", dollars),
     ("PR", lambda row: row.pr or "-"),
 ]
+# Shown only when some unit reported them: most agents report neither.
+OPTIONAL = {
+    "cache writes": lambda row: row.tokens_cache_write,
+    "thinking": lambda row: row.tokens_thinking,
+}
 
 
 def table(heading: str, shown_figures: Stats) -> Table:
     """Every task's row, then the total's."""
-    shown = Table(*(name for name, _ in COLUMNS), title=rich_text(heading), box=None)
-    for row in [*shown_figures.tasks, shown_figures.total]:
-        shown.add_row(*(rich_text(cell(row)) for _, cell in COLUMNS))
+    total = shown_figures.total
+    columns = [(n, cell) for n, cell in COLUMNS if n not in OPTIONAL or OPTIONAL[n](total)]
+    shown = Table(*(name for name, _ in columns), title=rich_text(heading), box=None)
+    for row in [*shown_figures.tasks, total]:
+        shown.add_row(*(rich_text(cell(row)) for _, cell in columns))
     return shown
