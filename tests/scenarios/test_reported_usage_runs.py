@@ -48,6 +48,10 @@ def test_claudes_cache_writes_land_in_stats(
     assert [task[k] for k in PARTS] == [14400, 120, 4000, 8400, 0]
     assert task["cost"] > 0 and task["estimated"] is False  # claude's own dollars
     assert [stats["total"][k] for k in PARTS] == [task[k] for k in PARTS]  # type: ignore[index]
+    [agent] = stats["agents"]  # type: ignore[misc]
+    assert (agent["agent"], agent["units"]) == ("claude", 2)
+    assert [agent["usage"][k] for k in PARTS] == [task[k] for k in PARTS]
+    assert agent["usage"]["cost"] == task["cost"] and not agent["usage"]["estimated"]
     text = run_cli("stats", "--repo", repo).output
     assert "cache writes" in text and "8.4k" in text
 
@@ -75,7 +79,11 @@ def test_codex_reasoning_and_cache_writes_land_in_stats(
         monkeypatch.setenv("OPENAI_API_KEY", "test-key-local")
         result = run_cli("run", repo / "plan", "--agent", "codex", "--model", "gpt-5")
     assert result.exit_code == 0, result.output
-    [task] = finished(run_cli, repo)["tasks"]  # type: ignore[misc]
+    stats = finished(run_cli, repo)
+    [task] = stats["tasks"]  # type: ignore[misc]
+    [agent] = stats["agents"]  # type: ignore[misc]
+    assert (agent["agent"], agent["model"], agent["units"]) == ("codex", "gpt-5", 2)
+    assert [agent["usage"][k] for k in PARTS] == [3000, 120, 900, 600, 62]
     # OpenAI counts cached and written tokens within input, reasoning within output.
     assert [task[k] for k in PARTS] == [3000, 120, 900, 600, 62]
     # gpt-5 at list prices: cache writes as input (no rate of their own), reasoning as output.

@@ -139,6 +139,22 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
             "tokens_cache_write": 200,
             "tokens_thinking": 30,
         },
+        "agents": [
+            {
+                "agent": "claude",
+                "model": None,
+                "units": 4,
+                "usage": {
+                    "tokens_in": 1300,
+                    "tokens_out": 130,
+                    "tokens_cached": 540,
+                    "cost": 1.75,
+                    "estimated": True,
+                    "tokens_cache_write": 200,
+                    "tokens_thinking": 30,
+                },
+            }
+        ],
     }
     assert [t.task_id for t in stats.tasks] == ["T-1", "T-2", "T-3", "T-10"]
     assert stats.total.seconds == 95.75
@@ -162,3 +178,27 @@ def test_stats_count_units_by_role_in_the_order_a_task_meets_them(store: Store) 
     assert (task.units, task.reviews, task.tokens_in) == (6, 2, 60)
     assert figures.total.roles == expected
     assert figures.as_json()["tasks"][0]["roles"] == expected
+
+
+def test_stats_per_agent_and_model_as_each_reported(store: Store) -> None:
+    """A run whose worker and reviewers ran on different agents: each keeps its own figures,
+    the dollars it reported apart from the estimated ones."""
+    run = new_run(store)
+    attempt = store.start_attempt(run.id, "T-1", "/wt", "b", "base")
+    units = [
+        ("implementer", "claude", "opus", Usage(5000, 300, 3000, 0.25, False, 1500, 40)),
+        ("evaluator", "codex", "gpt-5", Usage(2000, 100, 900, 0.01, True, 0, 64)),
+        ("implementer", "claude", "opus", Usage(1000, 50, 0, 0.05, False, 800, 0)),
+        ("evaluator", "codex", None, Usage(10, 1)),
+    ]
+    for role, agent, model, usage in units:
+        unit_id = store.start_unit(attempt.id, role, agent, model, "prompt")
+        store.finish_unit(unit_id, "done", usage, None)
+    agents = store.stats(run.id).agents
+    assert [(a.agent, a.model, a.units) for a in agents] == [
+        ("claude", "opus", 2),
+        ("codex", "gpt-5", 1),
+        ("codex", None, 1),
+    ]
+    assert agents[0].usage == Usage(6000, 350, 3000, 0.30, False, 2300, 40)
+    assert agents[1].usage == Usage(2000, 100, 900, 0.01, True, 0, 64)

@@ -258,3 +258,26 @@ def test_cache_writes_and_thinking_as_the_agents_reported_them(
     assert row_of(text, "T-001")[7:12] == ["9.1k", "840", "5.0k", "2.5k", "325"]
     assert row_of(text, "T-002")[9:12] == ["0", "0", "0"]
     assert row_of(text, "TOTAL")[8:11] == ["5.0k", "2.5k", "325"]
+    # And per agent, as each reported them: here the one replay agent ran every unit.
+    [agent] = data["agents"]
+    assert (agent["agent"], agent["model"], agent["units"]) == ("replay", None, 4)
+    assert [agent["usage"][k] for k in parts[2:]] == [5000, 2500, 325]
+    assert "by agent" in text
+    assert row_of(text, "agent")[:9] == [
+        "agent",
+        "model",
+        "units",
+        "tokens in",
+        "tokens out",
+        "cache reads",
+        "cache writes",
+        "thinking",
+        "API-equivalent",
+    ]
+    assert row_of(text, "replay")[:2] + row_of(text, "replay")[5:8] == [
+        "replay",
+        "-",
+        "5.0k",
+        "2.5k",
+        "325",
+    ]

@@ -7,9 +7,7 @@ outcome and its usage; and what the reviewer of that attempt does, per lens if n
     [[tasks."T-001"]]
     outcome = "done"                 # done | question | failed | error
     resolution = "Added count()."
-    tokens_in = 1200                 # optional usage (tokens_out, tokens_cached,
-                                     # tokens_cache_write, tokens_thinking, cost); defaults
-                                     # are derived from the prompt
+    tokens_in = 1200                 # optional usage (all of USAGE); defaults from the prompt
     [[tasks."T-001".actions]]
     write = "wc.py"
     text = "def count(text): ..."
@@ -63,14 +61,8 @@ from taskhand.host.sandbox import confine_unit
 from taskhand.unit import LENSES, Case, Outcome, Question, Role, Unit, Usage, Verdict
 
 ACTIONS = ("write", "edit", "delete", "run", "commit", "sleep", "screenshot", "svg")
-USAGE = (
-    "tokens_in",
-    "tokens_out",
-    "tokens_cached",
-    "tokens_cache_write",
-    "tokens_thinking",
-    "cost",
-)
+PARTS = ("tokens_cached", "tokens_cache_write", "tokens_thinking")  # among tokens in and out
+USAGE = ("tokens_in", "tokens_out", *PARTS, "cost")
 COMMIT_SECONDS = 600.0  # a scripted commit is git's own work: bounded only against a hang
 NO_REVIEW = {
     "verdict": "accept",

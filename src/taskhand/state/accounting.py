@@ -51,12 +51,27 @@ class TaskStats:
 
 
 @dataclass(frozen=True)
+class AgentStats:
+    """What one agent on one model consumed over the units it ran, as it reported it."""
+
+    agent: str
+    model: str | None  # None: the agent's own choice
+    units: int
+    usage: Usage
+
+
+@dataclass(frozen=True)
 class Stats:
     tasks: list[TaskStats]
     total: TaskStats
+    agents: list[AgentStats] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
-        return {"tasks": [asdict(t) for t in self.tasks], "total": asdict(self.total)}
+        return {
+            "tasks": [asdict(t) for t in self.tasks],
+            "total": asdict(self.total),
+            "agents": [asdict(a) for a in self.agents],
+        }
 
 
 def usage(units: list[UnitRow]) -> Usage:
@@ -84,7 +99,16 @@ def stats(
         for t in sorted(by_task, key=id_key)
     ]
     # Summed in the order grouped, as earlier versions did: floats add up the same.
-    return Stats(tasks, _task_stats(TOTAL, [u for us in by_task.values() for u in us]))
+    total = _task_stats(TOTAL, [u for us in by_task.values() for u in us])
+    return Stats(tasks, total, by_agent(units))
+
+
+def by_agent(units: list[UnitRow]) -> list[AgentStats]:
+    """Each agent and model's units and usage, in the order they first ran."""
+    grouped: dict[tuple[str, str | None], list[UnitRow]] = {}
+    for unit in units:
+        grouped.setdefault((unit.agent, unit.model), []).append(unit)
+    return [AgentStats(a, m, len(us), usage(us)) for (a, m), us in grouped.items()]
 
 
 def _task_stats(
