@@ -23,7 +23,9 @@ from taskhand.agents.cli.output import (
 )
 from taskhand.agents.openai.loop import OpenAIAgent
 from taskhand.unit import Case, Role, Unit, Usage
+from tests.agents import test_aider as aider_test
 from tests.agents.test_cli import AIDER, CLAUDE_DONE, CODEX_DONE, GEMINI, opencode_events
+from tests.fakes import scripted_openai as openai
 from tests.fakes.scripted_openai import ScriptedOpenAI, reply, tool_call
 
 
@@ -67,33 +69,63 @@ def test_opencode_cache_writes_and_reasoning_per_step() -> None:
     assert report.usage.cost == pytest.approx(0.015)
 
 
+# aider 0.86.2's lines for replies from an Anthropic-style server: "sent" counts the cache
+# writes; with both hits and writes the cost goes on a line of its own.
 ANTHROPIC_AIDER = (
     "Tokens: 4.1k sent, 2.5k cache write, 42 received. Cost: $0.01 message, $0.01 session.\n"
-    "Tokens: 4.2k sent, 2.5k cache hit, 50 received. Cost: $0.0036 message, $0.0136 session.\n"
+    "Tokens: 1.7k sent, 700 cache write, 200 cache hit, 40 received.\n"
+    "Cost: $0.0041 message, $0.0141 session.\n"
 )
 
 
 def test_aider_cache_writes_from_its_usage_lines() -> None:
     assert parts(parse_aider(AIDER).usage) == (3000 + 12450, 42 + 3200, 1200, 0, 0)
-    assert parts(parse_aider(ANTHROPIC_AIDER).usage) == (8300, 92, 2500, 2500, 0)
+    report = parse_aider(ANTHROPIC_AIDER)
+    assert parts(report.usage) == (5800, 82, 200, 3200, 0)
+    assert report.usage.cost == pytest.approx(0.0141) and report.priced
 
 
-def test_aider_events_leave_out_the_cache_writes_its_text_counts() -> None:
-    # aider 0.86.2 against an Anthropic-style server: its "sent" is prompt_tokens plus the
-    # cache writes, its message_send event prompt_tokens alone.
+def test_aider_events_give_the_exact_tokens_and_the_text_the_cache_parts() -> None:
     lines = ANTHROPIC_AIDER.splitlines()
     stdout = "\n".join(
         [
             lines[0],
-            '{"event": "message_send", "properties": {"prompt_tokens": 1600, "completion_tokens":'
+            '{"event": "message_send", "properties": {"prompt_tokens": 4120, "completion_tokens":'
             ' 42, "cost": 0.01, "total_cost": 0.01}, "user_id": "u", "time": 2}',
-            lines[1],
-            '{"event": "message_send", "properties": {"prompt_tokens": 4200, "completion_tokens":'
-            ' 50, "cost": 0.0036, "total_cost": 0.0136}, "user_id": "u", "time": 3}',
+            *lines[1:],
+            '{"event": "message_send", "properties": {"prompt_tokens": 1700, "completion_tokens":'
+            ' 40, "cost": 0.0041, "total_cost": 0.0141}, "user_id": "u", "time": 3}',
         ]
     )
     report = parse_aider_run(stdout)
-    assert parts(report.usage) == (1600 + 4200 + 2500, 92, 2500, 2500, 0)
+    assert parts(report.usage) == (4120 + 1700, 82, 200, 3200, 0)
+    assert report.usage.cost == pytest.approx(0.0141)
+
+
+def test_real_aider_reports_cache_writes_and_its_own_dollars(tmp_path: Path) -> None:
+    class Cached(aider_test.Model):
+        """The scripted model, its usage as an Anthropic-style server reports it."""
+
+        def __call__(self, asked: openai.Recorded) -> openai.Step:
+            said = super().__call__(asked)
+            assert isinstance(said, dict)
+            usage = {"prompt_tokens": 1000, "completion_tokens": 40}
+            usage |= {"cache_creation_input_tokens": 700, "cache_read_input_tokens": 200}
+            return reply(said["choices"][0]["message"]["content"], usage=usage)
+
+    work, home = aider_test.workspace(tmp_path), tmp_path / "home"
+    home.mkdir()
+    with openai.ScriptedOpenAI(respond=Cached()) as api:
+        agent = aider_test.agent(tmp_path, api, home)
+        outcome = agent.run(aider_test.confined(work)("Make hello.txt say hi."))
+    assert outcome.case is Case.DONE, outcome.failure
+    # aider's sent: 1000 prompt (the 200 read among them) and the 700 written.
+    assert parts(outcome.usage) == (1700, 40, 200, 700, 0)
+    # Its own dollars, writes at 1.25 times input and reads at 0.1 (aider's Anthropic rule):
+    # 1000 at $2, 700 at $2.50, 200 at $0.20, 40 out at $8 per million.
+    expected = (1000 * 2.0 + 700 * 2.5 + 200 * 0.2 + 40 * 8.0) / 1e6
+    assert outcome.usage.cost == pytest.approx(expected, rel=0.01)
+    assert not outcome.usage.estimated
 
 
 def test_acp_parts_are_added_in_only_when_its_total_says_they_are_apart() -> None:

@@ -88,8 +88,8 @@ def call(
 
 def parse(stdout: str) -> Report:
     """aider's text with its usage: tokens and dollars exact from the analytics events, cache
-    hits and writes from the text (the events leave them out, and their prompt tokens leave
-    out the writes that its "sent" counts); the events are left out of the text."""
+    hits and writes from the text (the events leave them out; their prompt tokens, as the
+    text's "sent", count the writes); the events are left out of the text."""
     events, lines = [], []
     for line in stdout.splitlines():
         event = _event(line)
@@ -101,8 +101,7 @@ def parse(stdout: str) -> Report:
     if events:
         sent = sum(_number(e, "prompt_tokens") for e in events)
         received = sum(_number(e, "completion_tokens") for e in events)
-        written = report.usage.tokens_cache_write
-        report.usage.tokens_in, report.usage.tokens_out = int(sent) + written, int(received)
+        report.usage.tokens_in, report.usage.tokens_out = int(sent), int(received)
         if report.priced:
             report.usage.cost = sum(_number(e, "cost") for e in events)
     return report

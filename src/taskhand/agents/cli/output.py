@@ -172,14 +172,15 @@ def parse_opencode(stdout: str) -> Report:
 
 AIDER_TOKENS = re.compile(
     r"Tokens: ([\d.,]+[kM]?) sent(?:, ([\d.,]+[kM]?) cache write)?(?:, ([\d.,]+[kM]?) cache hit)?"
-    r", ([\d.,]+[kM]?) received\.(?: Cost: \$([\d.]+) message, \$([\d.]+) session\.)?"
+    r", ([\d.,]+[kM]?) received\.(?:\s+Cost: \$([\d.]+) message, \$([\d.]+) session\.)?"
 )
 
 
 def parse_aider(stdout: str) -> Report:
     """aider prints text; each model reply ends with "Tokens: 2.3k sent, 1.1k cache hit, 150
-    received. Cost: $0.01 message, $0.02 session." (rounded figures). "sent" counts the cache
-    writes; aider reports no thinking tokens."""
+    received. Cost: $0.01 message, $0.02 session." (rounded figures; the cost goes on a line
+    of its own when there are both cache hits and writes). "sent" counts the cache writes;
+    aider reports no thinking tokens."""
     report = Report(text=stdout, session="chat-history")
     for match in AIDER_TOKENS.finditer(stdout):
         sent, written, hit, received, _message, session = match.groups()
