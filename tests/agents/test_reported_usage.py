@@ -185,6 +185,20 @@ def test_openai_reasoning_and_anthropic_style_cache_writes(tmp_path: Path) -> No
     assert outcome.usage.cost == pytest.approx(expected) and outcome.usage.estimated
 
 
+def test_openai_cache_writes_apart_from_prompt_tokens_are_added_in(tmp_path: Path) -> None:
+    # A server whose total_tokens shows the writes outside prompt_tokens (Anthropic's count).
+    submit = tool_call("submit_case", {"case": "done", "resolution": "ok"})
+    apart = {"prompt_tokens": 1200, "completion_tokens": 50, "cache_creation_input_tokens": 3000}
+    with ScriptedOpenAI() as server:
+        server.add(reply(tool_calls=[submit], usage=apart | {"total_tokens": 4250}))
+        agent = OpenAIAgent("claude-haiku-4-5", base_url=server.url, api_key="k", backoff=0.0)
+        worktree = tmp_path / "w"
+        worktree.mkdir()
+        outcome = agent.run(Unit(Role.IMPLEMENTER, "T-001", 1, "Say done.", worktree, 30.0))
+    assert parts(outcome.usage) == (4200, 50, 0, 3000, 0)
+    assert outcome.usage.cost == pytest.approx((1200 * 1.0 + 3000 * 1.25 + 50 * 5.0) / 1e6)
+
+
 def test_cache_writes_cost_their_own_price_and_thinking_bills_once() -> None:
     usage = Usage(1_000_000, 100_000, 600_000, tokens_cache_write=300_000, tokens_thinking=40_000)
     # claude-haiku-4-5: 100k fresh at $1, 600k read at $0.10, 300k written at $1.25, 100k out

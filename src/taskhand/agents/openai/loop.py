@@ -280,21 +280,18 @@ class _Session:
         if not isinstance(usage, dict):
             self.usage += Usage(estimated=True)
             return
-        sent, made = (
-            _details(usage, "prompt_tokens_details"),
-            _details(usage, "completion_tokens_details"),
-        )
-        # prompt_tokens counts the cached and cache-written tokens, completion_tokens the
-        # reasoning ones. Cache writes come from Anthropic-style servers (a LiteLLM proxy's
-        # top-level field, OpenRouter's detail), as they count them.
-        written = usage.get("cache_creation_input_tokens") or sent.get("cache_write_tokens")
-        call = Usage(
-            tokens_in=_count(usage.get("prompt_tokens")),
-            tokens_out=_count(usage.get("completion_tokens")),
-            tokens_cached=_count(sent.get("cached_tokens")),
-            tokens_cache_write=_count(written),
-            tokens_thinking=_count(made.get("reasoning_tokens")),
-        )
+        sent = _details(usage, "prompt_tokens_details")
+        made = _details(usage, "completion_tokens_details")
+        prompt, out = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+        cached = _count(sent.get("cached_tokens"))
+        # completion_tokens counts the reasoning ones, prompt_tokens the cached ones. Cache
+        # writes come from Anthropic-style servers (a LiteLLM proxy's top-level field,
+        # OpenRouter's detail): inside prompt_tokens unless total_tokens counts them apart.
+        written = _count(usage.get("cache_creation_input_tokens") or sent.get("cache_write_tokens"))
+        if written and _count(usage.get("total_tokens")) == prompt + out + written:
+            prompt += written
+        call = Usage(prompt, out, cached, tokens_cache_write=written)
+        call.tokens_thinking = _count(made.get("reasoning_tokens"))
         reported = usage.get("cost")
         if isinstance(reported, int | float) and not isinstance(reported, bool):
             call.cost = float(reported)
