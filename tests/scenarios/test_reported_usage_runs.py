@@ -1,5 +1,5 @@
 """A plan run by the real `claude` and `codex` programs whose servers report cache writes and
-reasoning tokens: `taskhand stats` shows the figures as each program reported them.
+thinking (reasoning) tokens: `taskhand stats` shows the figures as each program reported them.
 
 The programs come from `.npm-agents` (installed by `./dev test`); without them these skip.
 """
@@ -19,7 +19,7 @@ from tests.scenarios.test_run_agents import VERDICT, agent_env, finished, plan_r
 PARTS = ("tokens_in", "tokens_out", "tokens_cached", "tokens_cache_write", "tokens_thinking")
 
 
-def test_claudes_cache_writes_land_in_stats(
+def test_claudes_cache_writes_and_thinking_land_in_stats(
     tmp_path: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     agent_env(monkeypatch, tmp_path, real("claude"))
@@ -32,7 +32,13 @@ def test_claudes_cache_writes_land_in_stats(
             cache_creation=4000,
         ),
         anthropic.Turn(
-            text=DONE, input_tokens=200, output_tokens=40, cache_read=4000, cache_creation=900
+            text=DONE,
+            thinking="hello.txt holds hi now; the task is done.",
+            input_tokens=200,
+            output_tokens=40,
+            thinking_tokens=12,
+            cache_read=4000,
+            cache_creation=900,
         ),
         anthropic.Turn(text=VERDICT, input_tokens=800, output_tokens=30, cache_creation=3500),
     ]
@@ -44,8 +50,8 @@ def test_claudes_cache_writes_land_in_stats(
     stats = finished(run_cli, repo)
     [task] = stats["tasks"]  # type: ignore[misc]
     # Anthropic counts input apart from the cache; we count it within: 2000 fresh, 4000 read,
-    # 8400 written.
-    assert [task[k] for k in PARTS] == [14400, 120, 4000, 8400, 0]
+    # 8400 written. Its thinking is among the output tokens.
+    assert [task[k] for k in PARTS] == [14400, 120, 4000, 8400, 12]
     assert task["cost"] > 0 and task["estimated"] is False  # claude's own dollars
     assert [stats["total"][k] for k in PARTS] == [task[k] for k in PARTS]  # type: ignore[index]
     [agent] = stats["agents"]  # type: ignore[misc]
@@ -53,7 +59,7 @@ def test_claudes_cache_writes_land_in_stats(
     assert [agent["usage"][k] for k in PARTS] == [task[k] for k in PARTS]
     assert agent["usage"]["cost"] == task["cost"] and not agent["usage"]["estimated"]
     text = run_cli("stats", "--repo", repo).output
-    assert "cache writes" in text and "8.4k" in text
+    assert "cache writes" in text and "8.4k" in text and "thinking" in text
 
 
 def test_codex_reasoning_and_cache_writes_land_in_stats(
