@@ -23,6 +23,7 @@ from taskhand.agents.cli.output import (
 )
 from taskhand.agents.openai.loop import OpenAIAgent
 from taskhand.unit import Case, Role, Unit, Usage
+from tests.agents import test_acp as acp_test
 from tests.agents import test_aider as aider_test
 from tests.agents.test_cli import AIDER, CLAUDE_DONE, CODEX_DONE, GEMINI, opencode_events
 from tests.fakes import scripted_openai as openai
@@ -147,6 +148,13 @@ def test_acp_parts_are_added_in_only_when_its_total_says_they_are_apart() -> Non
         total_tokens=4500 + 280,
     )
     assert parts(reported_usage(inside)) == (4500, 280, 3000, 500, 80)
+
+
+def test_an_acp_agents_cache_writes_and_thoughts_over_the_protocol(tmp_path: Path) -> None:
+    outcome = acp_test.run("thinking", tmp_path)
+    assert outcome.case is Case.DONE, outcome.failure
+    # 1000 in and 200 out, the cache parts and the thoughts apart as its total shows.
+    assert parts(outcome.usage) == (4500, 280, 3000, 500, 80)
 
 
 def test_openai_reasoning_and_anthropic_style_cache_writes(tmp_path: Path) -> None:
