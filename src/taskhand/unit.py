@@ -51,13 +51,21 @@ class Case(StrEnum):
 
 @dataclass
 class Usage:
-    """What a unit consumed. Cost is in dollars; `estimated` when derived from a price table."""
+    """What a unit consumed, as its agent reported it. Cost is in dollars; `estimated` when
+    derived from a price table.
+
+    `tokens_in` counts every prompt token, cache reads (`tokens_cached`) and cache writes
+    (`tokens_cache_write`) among them; `tokens_out` counts every generated token, thinking
+    (`tokens_thinking`) among them. The parts are shown apart, never added to the totals again.
+    """
 
     tokens_in: int = 0
     tokens_out: int = 0
     tokens_cached: int = 0
     cost: float = 0.0
     estimated: bool = False
+    tokens_cache_write: int = 0
+    tokens_thinking: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -66,6 +74,8 @@ class Usage:
             self.tokens_cached + other.tokens_cached,
             self.cost + other.cost,
             self.estimated or other.estimated,
+            self.tokens_cache_write + other.tokens_cache_write,
+            self.tokens_thinking + other.tokens_thinking,
         )
 
 

@@ -93,6 +93,7 @@ def test_real_gemini_writes_the_file_and_reports_usage_as_the_server_sent_it(
         candidates + thoughts,  # thinking bills as output
         cached,
     )
+    assert usage.tokens_thinking == thoughts > 0  # and is shown apart
     price = DEFAULT[gemini.DEFAULT_MODEL]
     assert price.cached is not None
     dollars = (prompt - cached) * price.input + cached * price.cached
@@ -307,4 +308,5 @@ def test_a_plan_run_by_real_gemini_with_a_rejection_and_a_fix(
         candidates + thoughts,
         cached,
     )
+    assert task["tokens_thinking"] == thoughts > 0
     assert task["cost"] > 0 and task["estimated"] is True

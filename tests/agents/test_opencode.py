@@ -138,7 +138,7 @@ def test_the_prompt_reaches_the_model_byte_for_byte(tmp_path: Path, opencode: st
     assert request.headers["authorization"] == f"Bearer {KEY}"
     # opencode's own figures: 100 fresh + 20 read from the cache in, 18 + 12 thinking out.
     assert (outcome.usage.tokens_in, outcome.usage.tokens_out) == (120, 30)
-    assert outcome.usage.tokens_cached == 20
+    assert (outcome.usage.tokens_cached, outcome.usage.tokens_thinking) == (20, 12)
     # Its step_finish keeps thinking apart (12 of the 30 out); the transcript holds it as sent.
     [step] = [m for m in outcome.transcript if m.get("type") == "step-finish"]
     assert step["tokens"] == {

@@ -195,6 +195,10 @@ def test_a_json_script_of_the_same_shape_works(tmp_path: Path) -> None:
             "tasks.T-002.review: actions must be a list of tables (fix:",
         ),
         (
+            {"tokens_thinking": "lots"},
+            "tasks.T-002: tokens_thinking must be a number",
+        ),
+        (
             {"review": {"verdict": "accept", "tokens_in": "many"}},
             "tasks.T-002.review: tokens_in must be a number",
         ),

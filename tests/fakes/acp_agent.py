@@ -122,6 +122,11 @@ class ScriptedAgent:
         )
         return self.end("end_turn", 1200, 300, 200)
 
+    async def act_thinking(self, text: str) -> PromptResponse:
+        await self.send(update_agent_thought_text("Nothing to change; say so."))
+        await self.say("Done.", block({"case": "done", "resolution": "nothing to change"}))
+        return self.end("end_turn", 1000, 200, cached=3000, written=500, thoughts=80)
+
     async def act_question(self, text: str) -> PromptResponse:
         ask = {"case": "question", "question": "JSON or TOML?", "options": ["TOML", "JSON"]}
         await self.say("I need a decision.", block(ask))
@@ -277,13 +282,24 @@ class ScriptedAgent:
         )
 
     def end(
-        self, stop: StopReason, tokens_in: int, tokens_out: int, cached: int = 0
+        self,
+        stop: StopReason,
+        tokens_in: int,
+        tokens_out: int,
+        cached: int = 0,
+        written: int | None = None,
+        thoughts: int | None = None,
     ) -> PromptResponse:
+        """Usage with the cache writes and thoughts apart from input and output, when given:
+        the total counts every part once."""
+        parts = (written or 0) + (thoughts or 0)
         usage = Usage(
-            total_tokens=tokens_in + tokens_out,
+            total_tokens=tokens_in + tokens_out + parts + (cached if parts else 0),
             input_tokens=tokens_in,
             output_tokens=tokens_out,
             cached_read_tokens=cached,
+            cached_write_tokens=written,
+            thought_tokens=thoughts,
         )
         return PromptResponse(stop_reason=stop, usage=usage)
 

@@ -21,10 +21,12 @@ class Turn:
 
     text: str = ""
     tools: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    thinking: str = ""  # a thinking block first, when set (its tokens among output_tokens)
     input_tokens: int = 100
     output_tokens: int = 20
     cache_read: int = 0
     cache_creation: int = 0
+    thinking_tokens: int = 0  # among output_tokens; claude reads output_tokens_details
     status: int = 200  # anything else: an error reply with this HTTP status
 
 
@@ -59,6 +61,8 @@ def _blocks(turn: Turn, message: int = 0) -> list[dict[str, Any]]:
     """The message's content; each tool call's id unique in the session (claude takes a call
     whose id it has seen already for an interrupted one)."""
     blocks: list[dict[str, Any]] = []
+    if turn.thinking:
+        blocks.append({"type": "thinking", "thinking": turn.thinking, "signature": "scripted"})
     if turn.text:
         blocks.append({"type": "text", "text": turn.text})
     for number, (name, arguments) in enumerate(turn.tools, 1):
@@ -73,13 +77,16 @@ def _blocks(turn: Turn, message: int = 0) -> list[dict[str, Any]]:
     return blocks
 
 
-def _usage(turn: Turn) -> dict[str, int]:
-    return {
+def _usage(turn: Turn) -> dict[str, Any]:
+    usage: dict[str, Any] = {
         "input_tokens": turn.input_tokens,
         "output_tokens": turn.output_tokens,
         "cache_read_input_tokens": turn.cache_read,
         "cache_creation_input_tokens": turn.cache_creation,
     }
+    if turn.thinking_tokens:
+        usage["output_tokens_details"] = {"thinking_tokens": turn.thinking_tokens}
+    return usage
 
 
 def _message(turn: Turn, model: str, number: int) -> dict[str, Any]:
@@ -101,6 +108,20 @@ def _events(message: dict[str, Any]) -> list[dict[str, Any]]:
     start["usage"] = {**message["usage"], "output_tokens": 1}
     events: list[dict[str, Any]] = [{"type": "message_start", "message": start}]
     for index, block in enumerate(message["content"]):
+        if block["type"] == "thinking":
+            opening = {"type": "thinking", "thinking": "", "signature": ""}
+            delta = {"type": "thinking_delta", "thinking": block["thinking"]}
+            events += [
+                {"type": "content_block_start", "index": index, "content_block": opening},
+                {"type": "content_block_delta", "index": index, "delta": delta},
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "signature_delta", "signature": block["signature"]},
+                },
+                {"type": "content_block_stop", "index": index},
+            ]
+            continue
         if block["type"] == "text":
             opening = {"type": "text", "text": ""}
             delta = {"type": "text_delta", "text": block["text"]}
@@ -116,7 +137,7 @@ def _events(message: dict[str, Any]) -> list[dict[str, Any]]:
         {
             "type": "message_delta",
             "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-            "usage": {"output_tokens": message["usage"]["output_tokens"]},
+            "usage": {k: v for k, v in message["usage"].items() if k.startswith("output_tokens")},
         },
         {"type": "message_stop"},
     ]

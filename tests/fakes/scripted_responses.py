@@ -26,7 +26,9 @@ class Turn:
     namespaced_calls: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
     input_tokens: int = 100
     cached_tokens: int = 0
+    cache_write_tokens: int = 0  # sent only when set, as a server with cache writes does
     output_tokens: int = 20
+    reasoning_tokens: int = 0  # among output_tokens
     status: int = 200  # anything else: an error reply with this HTTP status
 
 
@@ -126,11 +128,14 @@ def _events(turn: Turn, number: int, model: str) -> list[dict[str, Any]]:
                 }
             )
         events.append({"type": "response.output_item.done", "output_index": index, "item": item})
+    sent: dict[str, int] = {"cached_tokens": turn.cached_tokens}
+    if turn.cache_write_tokens:
+        sent["cache_write_tokens"] = turn.cache_write_tokens
     usage = {
         "input_tokens": turn.input_tokens,
-        "input_tokens_details": {"cached_tokens": turn.cached_tokens},
+        "input_tokens_details": sent,
         "output_tokens": turn.output_tokens,
-        "output_tokens_details": {"reasoning_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": turn.reasoning_tokens},
         "total_tokens": turn.input_tokens + turn.output_tokens,
     }
     done = {**response, "status": "completed", "output": items, "usage": usage}

@@ -18,7 +18,7 @@ def make_units(store: Store, db_path: Path) -> str:
     spans = [
         ("T-1", Usage(100, 10, 40, 0.5, False), "14:00:00.000", "14:00:30.500"),
         ("T-1", Usage(200, 20, 0, 0.25, False), "14:01:00.000", "14:02:00.000"),
-        ("T-2", Usage(1000, 100, 500, 1.0, True), "14:03:00.000", "14:03:05.250"),
+        ("T-2", Usage(1000, 100, 500, 1.0, True, 200, 30), "14:03:00.000", "14:03:05.250"),
     ]
     for n, (task_id, usage, start, end) in enumerate(spans):
         attempt = store.start_attempt(run.id, task_id, "/wt", "b", "base")
@@ -37,9 +37,9 @@ def make_units(store: Store, db_path: Path) -> str:
 
 def test_usage_sums_finished_units(store: Store, db_path: Path) -> None:
     run_id = make_units(store, db_path)
-    assert store.usage(run_id) == Usage(1300, 130, 540, 1.75, True)
+    assert store.usage(run_id) == Usage(1300, 130, 540, 1.75, True, 200, 30)
     assert store.usage(run_id, "T-1") == Usage(300, 30, 40, 0.75, False)
-    assert store.usage(run_id, "T-2") == Usage(1000, 100, 500, 1.0, True)
+    assert store.usage(run_id, "T-2") == Usage(1000, 100, 500, 1.0, True, 200, 30)
     assert store.usage(run_id, "T-3") == Usage()  # running units have used nothing yet
     assert store.usage(new_run(store).id) == Usage()
 
@@ -63,6 +63,8 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
                 "roles": {"implementer": 1, "evaluator": 1},
                 "pr": None,
                 "status": "",
+                "tokens_cache_write": 0,
+                "tokens_thinking": 0,
             },
             {
                 "task_id": "T-2",
@@ -79,6 +81,8 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
                 "roles": {"implementer": 1},
                 "pr": None,
                 "status": "",
+                "tokens_cache_write": 200,
+                "tokens_thinking": 30,
             },
             {
                 "task_id": "T-3",
@@ -95,6 +99,8 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
                 "roles": {"implementer": 1},
                 "pr": None,
                 "status": "",
+                "tokens_cache_write": 0,
+                "tokens_thinking": 0,
             },
             {
                 "task_id": "T-10",
@@ -111,6 +117,8 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
                 "roles": {},
                 "pr": None,
                 "status": "",
+                "tokens_cache_write": 0,
+                "tokens_thinking": 0,
             },
         ],
         "total": {
@@ -128,7 +136,25 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
             "roles": {"implementer": 3, "evaluator": 1},
             "pr": None,
             "status": "",
+            "tokens_cache_write": 200,
+            "tokens_thinking": 30,
         },
+        "agents": [
+            {
+                "agent": "claude",
+                "model": None,
+                "units": 4,
+                "usage": {
+                    "tokens_in": 1300,
+                    "tokens_out": 130,
+                    "tokens_cached": 540,
+                    "cost": 1.75,
+                    "estimated": True,
+                    "tokens_cache_write": 200,
+                    "tokens_thinking": 30,
+                },
+            }
+        ],
     }
     assert [t.task_id for t in stats.tasks] == ["T-1", "T-2", "T-3", "T-10"]
     assert stats.total.seconds == 95.75
@@ -152,3 +178,27 @@ def test_stats_count_units_by_role_in_the_order_a_task_meets_them(store: Store) 
     assert (task.units, task.reviews, task.tokens_in) == (6, 2, 60)
     assert figures.total.roles == expected
     assert figures.as_json()["tasks"][0]["roles"] == expected
+
+
+def test_stats_per_agent_and_model_as_each_reported(store: Store) -> None:
+    """A run whose worker and reviewers ran on different agents: each keeps its own figures,
+    the dollars it reported apart from the estimated ones."""
+    run = new_run(store)
+    attempt = store.start_attempt(run.id, "T-1", "/wt", "b", "base")
+    units = [
+        ("implementer", "claude", "opus", Usage(5000, 300, 3000, 0.25, False, 1500, 40)),
+        ("evaluator", "codex", "gpt-5", Usage(2000, 100, 900, 0.01, True, 0, 64)),
+        ("implementer", "claude", "opus", Usage(1000, 50, 0, 0.05, False, 800, 0)),
+        ("evaluator", "codex", None, Usage(10, 1)),
+    ]
+    for role, agent, model, usage in units:
+        unit_id = store.start_unit(attempt.id, role, agent, model, "prompt")
+        store.finish_unit(unit_id, "done", usage, None)
+    agents = store.stats(run.id).agents
+    assert [(a.agent, a.model, a.units) for a in agents] == [
+        ("claude", "opus", 2),
+        ("codex", "gpt-5", 1),
+        ("codex", None, 1),
+    ]
+    assert agents[0].usage == Usage(6000, 350, 3000, 0.30, False, 2300, 40)
+    assert agents[1].usage == Usage(2000, 100, 900, 0.01, True, 0, 64)

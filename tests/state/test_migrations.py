@@ -170,3 +170,36 @@ def test_a_database_of_the_previous_schema_opens_and_reads_as_before(
     assert not {"run_id", "task_id", "iteration"} & set(columns(db_path, "ledger"))
     with raw(db_path) as conn, pytest.raises(sqlite3.IntegrityError, match="append-only"):
         conn.execute("UPDATE ledger SET outcome = 'accepted'")  # still append-only
+
+
+def test_a_database_before_the_usage_parts_keeps_its_units_and_records_the_parts(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    names = [m.__name__ for m in migrations.MIGRATIONS]
+    before = migrations.MIGRATIONS[: names.index("_m008_usage_parts")]
+    with monkeypatch.context() as patch:
+        patch.setattr(migrations, "MIGRATIONS", before)
+        with Store.open(db_path) as old:
+            run = new_run(old)
+            attempt = old.start_attempt(run.id, "T-1", "/wt/1", "b", "base")
+            unit = old.start_unit(attempt.id, "implementer", "claude", "opus", "prompt")
+    with raw(db_path) as conn:  # ended as that version ended it: no parts to write
+        conn.execute(
+            "UPDATE units SET ended = '2026-12-02T14:00:30.500Z', outcome = 'done',"
+            " tokens_in = 900, tokens_out = 90, tokens_cached = 300, cost = 0.25 WHERE id = ?",
+            (unit,),
+        )
+    assert "tokens_thinking" not in columns(db_path, "units")
+    with Store.open(db_path) as store:
+        [kept] = store.units(run.id)
+        assert (kept.id, kept.agent, kept.model, kept.prompt_bytes) == (unit, "claude", "opus", 6)
+        assert kept.usage == Usage(900, 90, 300, 0.25, False, 0, 0)
+        later = store.start_attempt(run.id, "T-1", "/wt/2", "b", "base")
+        added = store.start_unit(later.id, "implementer", "claude", "opus", "prompt")
+        reported = Usage(1000, 100, 200, 0.5, False, tokens_cache_write=400, tokens_thinking=60)
+        store.finish_unit(added, "done", reported, None)
+        assert store.units(run.id)[-1].usage == reported
+        assert store.usage(run.id, "T-1") == Usage(1900, 190, 500, 0.75, False, 400, 60)
+        total = store.stats(run.id).total
+        assert (total.tokens_cache_write, total.tokens_thinking) == (400, 60)
+    assert {"tokens_cache_write", "tokens_thinking"} <= set(columns(db_path, "units"))

@@ -221,3 +221,63 @@ def test_the_table_marks_estimates_and_shows_the_pr() -> None:
         "https://example.invalid/pull/5",
     ]
     assert stats_view.clock(59.6) == "1:00" and stats_view.count(1000) == "1.0k"
+
+
+def test_cache_writes_and_thinking_as_the_agents_reported_them(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    files = {f"plan/{k}": str(v) for k, v in md_plan(("T-001", {}), ("T-002", {})).items()}
+    repo = make_repo(tmp_path / "repo", files)
+    reported = {"tokens_in": 9000, "tokens_out": 800, "tokens_cached": 5000, "cost": 0.5}
+    replay = script(
+        tmp_path,
+        {
+            "T-001": [
+                attempt(
+                    write("a.txt", "a\n"),
+                    **reported,
+                    tokens_cache_write=2500,
+                    tokens_thinking=300,
+                    review=accept(tokens_in=100, tokens_out=40, tokens_thinking=25),
+                )
+            ],
+            "T-002": [attempt(write("b.txt", "b\n"), tokens_in=100, tokens_out=10)],
+        },
+    )
+    assert run_cli("run", repo / "plan", "--script", replay).exit_code == 0
+    data = json.loads(run_cli("stats", "--repo", repo, "--json").output)
+    rows = {r["task_id"]: r for r in data["tasks"]}
+    parts = ("tokens_in", "tokens_out", "tokens_cached", "tokens_cache_write", "tokens_thinking")
+    assert [rows["T-001"][k] for k in parts] == [9100, 840, 5000, 2500, 325]
+    assert [rows["T-002"][k] for k in parts[2:]] == [0, 0, 0]  # its reviewer reported none
+    assert [data["total"][k] for k in parts[2:]] == [5000, 2500, 325]
+
+    text = run_cli("stats", "--repo", repo).output
+    header = row_of(text, "task")
+    assert header[7:12] == ["tokens in", "tokens out", "cache reads", "cache writes", "thinking"]
+    assert row_of(text, "T-001")[7:12] == ["9.1k", "840", "5.0k", "2.5k", "325"]
+    assert row_of(text, "T-002")[9:12] == ["0", "0", "0"]
+    assert row_of(text, "TOTAL")[8:11] == ["5.0k", "2.5k", "325"]
+    # And per agent, as each reported them: here the one replay agent ran every unit.
+    [agent] = data["agents"]
+    assert (agent["agent"], agent["model"], agent["units"]) == ("replay", None, 4)
+    assert [agent["usage"][k] for k in parts[2:]] == [5000, 2500, 325]
+    assert "by agent" in text
+    assert row_of(text, "agent")[:9] == [
+        "agent",
+        "model",
+        "units",
+        "tokens in",
+        "tokens out",
+        "cache reads",
+        "cache writes",
+        "thinking",
+        "API-equivalent",
+    ]
+    assert row_of(text, "replay")[:2] + row_of(text, "replay")[5:8] == [
+        "replay",
+        "-",
+        "5.0k",
+        "2.5k",
+        "325",
+    ]

@@ -20,11 +20,13 @@ ENV = "TASKHAND_PRICES"
 
 @dataclass(frozen=True)
 class Price:
-    """List prices in dollars per million tokens; cached input tokens cost `cached`."""
+    """List prices in dollars per million tokens; input read from the prompt cache costs
+    `cached`, input written to it `cache_write`."""
 
     input: float
     output: float
     cached: float | None = None  # None: cached tokens cost as much as other input
+    cache_write: float | None = None  # None: writing to the cache costs nothing extra
 
 
 # Published list prices; verify before relying on them, and override through TASKHAND_PRICES.
@@ -45,6 +47,12 @@ DEFAULT: dict[str, Price] = {
     "gemini-2.5-flash-lite": Price(0.10, 0.40, 0.01),
     "gemini-3-pro-preview": Price(2.00, 12.00, 0.20),
     "gemini-3-flash-preview": Price(0.50, 3.00, 0.05),
+    # Anthropic API: cache reads at 0.1x input, writes to the 5-minute cache at 1.25x.
+    "claude-opus-4-5": Price(5.00, 25.00, 0.50, 6.25),
+    "claude-sonnet-4-5": Price(3.00, 15.00, 0.30, 3.75),
+    "claude-haiku-4-5": Price(1.00, 5.00, 0.10, 1.25),
+    "claude-opus-4-1": Price(15.00, 75.00, 1.50, 18.75),
+    "claude-sonnet-4": Price(3.00, 15.00, 0.30, 3.75),
 }
 
 
@@ -55,7 +63,8 @@ def table(env: Mapping[str, str] | None = None) -> dict[str, Price]:
 
 
 def load(path: Path) -> dict[str, Price]:
-    """Prices from a file: a table of model -> {input, output, cached} in dollars per million."""
+    """Prices from a file: a table of model -> {input, output, cached, cache_write} in dollars
+    per million tokens (cached and cache_write optional)."""
     fix = '(fix: write entries like ["gpt-4o"] input = 2.5, output = 10, cached = 1.25)'
     try:
         text = path.read_text(encoding="utf-8")
@@ -78,30 +87,41 @@ def load(path: Path) -> dict[str, Price]:
 def estimate(model: str, usage: Usage, prices: Mapping[str, Price] | None = None) -> float | None:
     """Dollars for `usage` on `model` at list prices; None when the model has no price.
 
-    `usage.tokens_in` counts all prompt tokens, the cached ones among them (as providers report).
-    A provider prefix ("openai/gpt-4o") is tried without it when the full name has no price.
+    `usage.tokens_in` counts all prompt tokens, cache reads and writes among them; thinking is
+    inside `tokens_out` and bills as output. A provider prefix ("openai/gpt-4o") is tried
+    without it when the full name has no price.
     """
     known = DEFAULT if prices is None else prices
     price = known.get(model) or known.get(model.rsplit("/", 1)[-1])
     if price is None:
         return None
     cached = min(usage.tokens_cached, usage.tokens_in)
+    written = min(usage.tokens_cache_write, usage.tokens_in - cached)
     cached_rate = price.input if price.cached is None else price.cached
+    write_rate = price.input if price.cache_write is None else price.cache_write
     dollars = (
-        (usage.tokens_in - cached) * price.input
+        (usage.tokens_in - cached - written) * price.input
         + cached * cached_rate
+        + written * write_rate
         + usage.tokens_out * price.output
     )
     return dollars / 1_000_000
 
 
 def _price(entry: object) -> Price | None:
-    if not isinstance(entry, dict) or set(entry) - {"input", "output", "cached"}:
+    if not isinstance(entry, dict) or set(entry) - {"input", "output", "cached", "cache_write"}:
         return None
-    rate_in, rate_out, cached = entry.get("input"), entry.get("output"), entry.get("cached")
-    if not (_is_rate(rate_in) and _is_rate(rate_out) and (cached is None or _is_rate(cached))):
+    rate_in, rate_out = entry.get("input"), entry.get("output")
+    cached, written = entry.get("cached"), entry.get("cache_write")
+    if not (_is_rate(rate_in) and _is_rate(rate_out)):
         return None
-    return Price(float(rate_in), float(rate_out), None if cached is None else float(cached))
+    if not all(rate is None or _is_rate(rate) for rate in (cached, written)):
+        return None
+    return Price(float(rate_in), float(rate_out), _optional(cached), _optional(written))
+
+
+def _optional(rate: object) -> float | None:
+    return float(rate) if _is_rate(rate) else None
 
 
 def _is_rate(value: object) -> TypeGuard[int | float]:

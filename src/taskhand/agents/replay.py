@@ -7,7 +7,7 @@ outcome and its usage; and what the reviewer of that attempt does, per lens if n
     [[tasks."T-001"]]
     outcome = "done"                 # done | question | failed | error
     resolution = "Added count()."
-    tokens_in = 1200                 # optional usage; defaults are derived from the prompt
+    tokens_in = 1200                 # optional usage (all of USAGE); defaults from the prompt
     [[tasks."T-001".actions]]
     write = "wc.py"
     text = "def count(text): ..."
@@ -61,7 +61,8 @@ from taskhand.host.sandbox import confine_unit
 from taskhand.unit import LENSES, Case, Outcome, Question, Role, Unit, Usage, Verdict
 
 ACTIONS = ("write", "edit", "delete", "run", "commit", "sleep", "screenshot", "svg")
-USAGE = ("tokens_in", "tokens_out", "tokens_cached", "cost")
+PARTS = ("tokens_cached", "tokens_cache_write", "tokens_thinking")  # among tokens in and out
+USAGE = ("tokens_in", "tokens_out", *PARTS, "cost")
 COMMIT_SECONDS = 600.0  # a scripted commit is git's own work: bounded only against a hang
 NO_REVIEW = {
     "verdict": "accept",
@@ -246,6 +247,8 @@ def _usage(entry: dict[str, Any], unit: Unit) -> Usage:
         tokens_out=int(entry.get("tokens_out", 200)),
         tokens_cached=int(entry.get("tokens_cached", 0)),
         cost=float(entry.get("cost", 0.0)),
+        tokens_cache_write=int(entry.get("tokens_cache_write", 0)),
+        tokens_thinking=int(entry.get("tokens_thinking", 0)),
     )
 
 

@@ -188,6 +188,8 @@ def _unit(unit: UnitRow) -> dict[str, Any]:
         "tokens_in": unit.tokens_in,
         "tokens_out": unit.tokens_out,
         "tokens_cached": unit.tokens_cached,
+        "tokens_cache_write": unit.tokens_cache_write,
+        "tokens_thinking": unit.tokens_thinking,
         "cost": unit.cost,
         "cost_estimated": unit.cost_estimated,
         "transcript": bool(unit.transcript),  # its lines: board.transcripts, by the unit's id

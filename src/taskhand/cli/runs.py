@@ -90,6 +90,9 @@ def stats(run_id: str | None, plan: Path | None, repo: Path | None, as_json: boo
         click.echo(_json({**head, "runs": runs_json, **figures.as_json()}))
         return
     _console().print(stats_view.table(heading, figures))
+    agents = stats_view.agents_table(figures)
+    if agents is not None:
+        _console().print(agents)
 
 
 @click.command()

@@ -39,22 +39,39 @@ class TaskStats:
     seconds: float  # agent time of finished units
     tokens_in: int
     tokens_out: int
-    tokens_cached: int  # prompt-cache reads, apart from tokens_in
+    tokens_cached: int  # prompt-cache reads, among tokens_in
     cost: float  # API-equivalent dollars: what the tokens cost on the API
     estimated: bool  # some unit's cost came from a price table
     title: str = ""
     roles: dict[str, int] = field(default_factory=dict)  # units per role, in ROLE_ORDER
     pr: str | None = None  # the pull request's address, once delivered
     status: str = ""  # where the task stands now, as `show` and the board say
+    tokens_cache_write: int = 0  # prompt-cache writes, among tokens_in
+    tokens_thinking: int = 0  # thinking (reasoning) tokens, among tokens_out
+
+
+@dataclass(frozen=True)
+class AgentStats:
+    """What one agent on one model consumed over the units it ran, as it reported it."""
+
+    agent: str
+    model: str | None  # None: the agent's own choice
+    units: int
+    usage: Usage
 
 
 @dataclass(frozen=True)
 class Stats:
     tasks: list[TaskStats]
     total: TaskStats
+    agents: list[AgentStats] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
-        return {"tasks": [asdict(t) for t in self.tasks], "total": asdict(self.total)}
+        return {
+            "tasks": [asdict(t) for t in self.tasks],
+            "total": asdict(self.total),
+            "agents": [asdict(a) for a in self.agents],
+        }
 
 
 def usage(units: list[UnitRow]) -> Usage:
@@ -82,7 +99,16 @@ def stats(
         for t in sorted(by_task, key=id_key)
     ]
     # Summed in the order grouped, as earlier versions did: floats add up the same.
-    return Stats(tasks, _task_stats(TOTAL, [u for us in by_task.values() for u in us]))
+    total = _task_stats(TOTAL, [u for us in by_task.values() for u in us])
+    return Stats(tasks, total, by_agent(units))
+
+
+def by_agent(units: list[UnitRow]) -> list[AgentStats]:
+    """Each agent and model's units and usage, in the order they first ran."""
+    grouped: dict[tuple[str, str | None], list[UnitRow]] = {}
+    for unit in units:
+        grouped.setdefault((unit.agent, unit.model), []).append(unit)
+    return [AgentStats(a, m, len(us), usage(us)) for (a, m), us in grouped.items()]
 
 
 def _task_stats(
@@ -95,7 +121,16 @@ def _task_stats(
     reviews = sum(str(u.role) in JUDGING for u in units)
     prompt_bytes = sum(u.prompt_bytes for u in units)
     figures = (len(units), reviews, prompt_bytes, seconds, *counts)
-    return TaskStats(task_id, *figures, title=title, roles=_roles(units), pr=pr, status=status)
+    return TaskStats(
+        task_id,
+        *figures,
+        title=title,
+        roles=_roles(units),
+        pr=pr,
+        status=status,
+        tokens_cache_write=s.tokens_cache_write,
+        tokens_thinking=s.tokens_thinking,
+    )
 
 
 def _roles(units: list[UnitRow]) -> dict[str, int]:

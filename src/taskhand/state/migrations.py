@@ -211,6 +211,22 @@ def _m007_integration_ledger(conn: sqlite3.Connection) -> None:
     )
 
 
+def _m008_usage_parts(conn: sqlite3.Connection) -> None:
+    """A unit's cache writes and thinking tokens as its agent reported them: parts of its
+    tokens in and out, kept apart like cache reads. Earlier units read as zero."""
+    _run(
+        conn,
+        "ALTER TABLE units ADD COLUMN tokens_cache_write INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE units ADD COLUMN tokens_thinking INTEGER NOT NULL DEFAULT 0",
+        "DROP VIEW unit_rows",
+        """CREATE VIEW unit_rows AS SELECT units.id AS id, attempt_id, run_id, task_id, role,
+            agent, model, units.started AS started, units.ended AS ended, tokens_in, tokens_out,
+            tokens_cached, tokens_cache_write, tokens_thinking, cost, cost_estimated, outcome,
+            transcript, prompt_bytes, (prompt_bytes + 3) / 4 AS prompt_tokens, lens
+            FROM units JOIN attempts ON attempts.id = units.attempt_id""",
+    )
+
+
 MIGRATIONS: list[Migration] = [
     _m001_initial,
     _m002_review,
@@ -219,6 +235,7 @@ MIGRATIONS: list[Migration] = [
     _m005_lifecycle,
     _m006_deliveries,
     _m007_integration_ledger,
+    _m008_usage_parts,
 ]
 
 

@@ -192,11 +192,19 @@ class UnitRow:
     prompt_bytes: int
     prompt_tokens: int  # estimated from the prompt's bytes
     lens: str  # an evaluator's review focus; "" for other roles
+    tokens_cache_write: int = 0  # parts of tokens_in and tokens_out, as the agent reported
+    tokens_thinking: int = 0
 
     @property
     def usage(self) -> Usage:
         return Usage(
-            self.tokens_in, self.tokens_out, self.tokens_cached, self.cost, self.cost_estimated
+            self.tokens_in,
+            self.tokens_out,
+            self.tokens_cached,
+            self.cost,
+            self.cost_estimated,
+            self.tokens_cache_write,
+            self.tokens_thinking,
         )
 
 

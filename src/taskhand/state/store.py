@@ -339,11 +339,13 @@ class Store(LifecycleRows, IntegrationRows, DeliveryRows):
         """End a unit as `outcome` (a Case), with what it consumed."""
         sql = (
             "UPDATE units SET ended = ?, outcome = ?, tokens_in = ?, tokens_out = ?,"
-            " tokens_cached = ?, cost = ?, cost_estimated = ?, transcript = ? WHERE id = ?"
+            " tokens_cached = ?, cost = ?, cost_estimated = ?, transcript = ?,"
+            " tokens_cache_write = ?, tokens_thinking = ? WHERE id = ?"
         )
         u = usage
         counts = (u.tokens_in, u.tokens_out, u.tokens_cached, u.cost, u.estimated)
-        params = (now(), Case(outcome), *counts, transcript, unit_id)
+        parts = (u.tokens_cache_write, u.tokens_thinking)
+        params = (now(), Case(outcome), *counts, transcript, *parts, unit_id)
         self._update(sql, params, f"no unit {unit_id}")
 
     def units(self, run_id: str, task_id: str | None = None) -> list[UnitRow]:

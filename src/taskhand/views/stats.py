@@ -1,6 +1,7 @@
 """What `taskhand stats` shows: per task, its units by role, agent time, prompt size, tokens
-(cache reads apart), API-equivalent dollars and pull request, and a total row; for one run or
-summed over every run of a plan. The columns are declared once here.
+(cache reads, cache writes and thinking apart), API-equivalent dollars and pull request, and a
+total row; then per agent and model, its units, tokens and dollars as it reported them; for one
+run or summed over every run of a plan. The columns are declared once here.
 """
 
 from __future__ import annotations
@@ -13,11 +14,12 @@ from rich.table import Table
 from taskhand.pipeline import standing
 from taskhand.plan import formats
 from taskhand.state import accounting
-from taskhand.state.accounting import Stats, TaskStats
+from taskhand.state.accounting import AgentStats, Stats, TaskStats
 from taskhand.state.deliveries import RUN
 from taskhand.state.records import DeliveryState, Run
 from taskhand.state.store import Store
 from taskhand.text import shorten
+from taskhand.unit import Usage
 from taskhand.views.terminal import rich_text
 
 TITLE_CHARS = 48
@@ -81,7 +83,7 @@ def count(n: int) -> str:
     return f"{n / 1000:.1f}k" if n < 1_000_000 else f"{n / 1_000_000:.1f}M"
 
 
-def dollars(row: TaskStats) -> str:
+def dollars(row: TaskStats | Usage) -> str:
     """API-equivalent dollars; cents are too coarse for the cheap units."""
     shown = f"${row.cost:.2f}" if row.cost >= 1 or row.cost == 0 else f"${row.cost:.4f}"
     return shown + (" (est.)" if row.estimated else "")
@@ -103,14 +105,53 @@ COLUMNS: list[tuple[str, Callable[[TaskStats], object]]] = [
     ("tokens in", lambda row: count(row.tokens_in)),
     ("tokens out", lambda row: count(row.tokens_out)),
     ("cache reads", lambda row: count(row.tokens_cached)),
+    ("cache writes", lambda row: count(row.tokens_cache_write)),
+    ("thinking", lambda row: count(row.tokens_thinking)),
     ("API-equivalent", dollars),
     ("PR", lambda row: row.pr or "-"),
 ]
+# Shown only when some unit reported them: most agents report neither.
+OPTIONAL = {
+    "cache writes": lambda row: row.tokens_cache_write,
+    "thinking": lambda row: row.tokens_thinking,
+}
+
+
+# Per agent: the same figures, as each agent reported them (dollars its own, or estimated).
+AGENT_COLUMNS: list[tuple[str, Callable[[AgentStats], object]]] = [
+    ("agent", lambda row: row.agent),
+    ("model", lambda row: row.model or "-"),
+    ("units", lambda row: row.units),
+    ("tokens in", lambda row: count(row.usage.tokens_in)),
+    ("tokens out", lambda row: count(row.usage.tokens_out)),
+    ("cache reads", lambda row: count(row.usage.tokens_cached)),
+    ("cache writes", lambda row: count(row.usage.tokens_cache_write)),
+    ("thinking", lambda row: count(row.usage.tokens_thinking)),
+    ("API-equivalent", lambda row: dollars(row.usage)),
+]
+
+
+def agents_table(shown_figures: Stats) -> Table | None:
+    """One row per agent and model that ran a unit; None when none has."""
+    total = shown_figures.total
+    columns = [
+        (name, cell)
+        for name, cell in AGENT_COLUMNS
+        if name not in OPTIONAL or OPTIONAL[name](total)
+    ]
+    if not shown_figures.agents:
+        return None
+    shown = Table(*(name for name, _ in columns), title="by agent", box=None)
+    for row in shown_figures.agents:
+        shown.add_row(*(rich_text(cell(row)) for _, cell in columns))
+    return shown
 
 
 def table(heading: str, shown_figures: Stats) -> Table:
     """Every task's row, then the total's."""
-    shown = Table(*(name for name, _ in COLUMNS), title=rich_text(heading), box=None)
-    for row in [*shown_figures.tasks, shown_figures.total]:
-        shown.add_row(*(rich_text(cell(row)) for _, cell in COLUMNS))
+    total = shown_figures.total
+    columns = [(n, cell) for n, cell in COLUMNS if n not in OPTIONAL or OPTIONAL[n](total)]
+    shown = Table(*(name for name, _ in columns), title=rich_text(heading), box=None)
+    for row in [*shown_figures.tasks, total]:
+        shown.add_row(*(rich_text(cell(row)) for _, cell in columns))
     return shown

@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import cast
 
@@ -26,6 +27,7 @@ from acp.schema import (
     SessionConfigOptionSelect,
     SessionConfigSelectGroup,
 )
+from acp.schema import Usage as AcpUsage
 from pydantic import ValidationError
 
 from taskhand import __version__
@@ -190,8 +192,7 @@ class _Session:
         self.client.flush()
         used = answer.usage
         if used:
-            cached = used.cached_read_tokens or 0
-            self.tokens += Usage(used.input_tokens, used.output_tokens, cached)
+            self.tokens += reported_usage(used)
         return str(answer.stop_reason)
 
     async def choose_model(self, conn: ClientSideConnection, session: NewSessionResponse) -> str:
@@ -293,7 +294,7 @@ class _Session:
 
     def end(self, case: Case, *, failure: str = "", found: Found | None = None) -> Outcome:
         self.client.flush()
-        usage = Usage(self.tokens.tokens_in, self.tokens.tokens_out, self.tokens.tokens_cached)
+        usage = replace(self.tokens, cost=0.0, estimated=False)
         if self.client.cost is not None:
             usage.cost = self.client.cost
         elif usage.tokens_in + usage.tokens_out > 0:
@@ -303,6 +304,19 @@ class _Session:
             else:
                 usage.cost, usage.estimated = dollars, True
         return outcome(case, found, failure, usage, self.client.transcript, self.agent.redact)
+
+
+def reported_usage(used: AcpUsage) -> Usage:
+    """An ACP turn's usage, parts inside the totals. ACP leaves open whether input counts the
+    cache reads and writes and output the thought tokens: `total_tokens`, "the sum of all token
+    types", tells. When it equals every field added, the parts are apart and we add them in."""
+    read, written = used.cached_read_tokens or 0, used.cached_write_tokens or 0
+    thinking = used.thought_tokens or 0
+    tokens_in, tokens_out = used.input_tokens, used.output_tokens
+    parts = read + written + thinking
+    if parts and used.total_tokens == tokens_in + tokens_out + parts:
+        tokens_in, tokens_out = tokens_in + read + written, tokens_out + thinking
+    return Usage(tokens_in, tokens_out, read, tokens_cache_write=written, tokens_thinking=thinking)
 
 
 async def _read_line(source: asyncio.StreamReader) -> bytes:

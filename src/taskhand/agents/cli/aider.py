@@ -88,7 +88,8 @@ def call(
 
 def parse(stdout: str) -> Report:
     """aider's text with its usage: tokens and dollars exact from the analytics events, cache
-    hits from the text (the events leave them out); the events are left out of the text."""
+    hits and writes from the text (the events leave them out; their prompt tokens, as the
+    text's "sent", count the writes); the events are left out of the text."""
     events, lines = [], []
     for line in stdout.splitlines():
         event = _event(line)
@@ -119,6 +120,8 @@ def _metadata(model: str, prices: Mapping[str, price_list.Price]) -> str:
     }
     if price.cached is not None:
         entry["cache_read_input_token_cost"] = price.cached / 1_000_000
+    if price.cache_write is not None:
+        entry["cache_creation_input_token_cost"] = price.cache_write / 1_000_000
     return json.dumps({model: entry}, indent=2)
 
 

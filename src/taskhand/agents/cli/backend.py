@@ -10,6 +10,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from taskhand.agents import prices as price_list
@@ -23,7 +24,7 @@ from taskhand.host.process import OUTPUT_LIMIT, Call, execute
 from taskhand.host.sandbox import confine
 from taskhand.host.secrets import Redactor
 from taskhand.text import shorten
-from taskhand.unit import CATEGORIES, Case, Outcome, Role, Unit, Usage
+from taskhand.unit import CATEGORIES, Case, Outcome, Role, Unit
 
 NUDGE = (
     "Your last message did not end with the outcome block. Reply with only that block, as "
@@ -219,7 +220,7 @@ class CliAgent:
             if dollars is None:
                 record(transcript, {"role": "note", "content": f"no price for model {model!r}"})
             else:
-                usage = Usage(usage.tokens_in, usage.tokens_out, usage.tokens_cached, dollars, True)
+                usage = replace(usage, cost=dollars, estimated=True)
         record(transcript, _clip({"role": "assistant", "content": report.text}, 20_000))
         return outcome(case, found, failure, usage, transcript, self.redact)
 

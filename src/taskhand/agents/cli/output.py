@@ -29,7 +29,8 @@ class Report:
 
 def parse_claude(stdout: str) -> Report:
     """`claude -p --output-format json`: one result object. On a resumed session `usage` covers
-    the last run only, while `modelUsage` and `total_cost_usd` cover the whole session."""
+    the last run only, while `modelUsage` and `total_cost_usd` cover the whole session. Input
+    tokens leave out cache reads and writes (Anthropic's API); thinking is inside output."""
     data = _last_object(stdout)
     if data.get("type") != "result":
         raise ValueError(f"expected a result object, got type {data.get('type')!r}")
@@ -46,14 +47,21 @@ def parse_claude(stdout: str) -> Report:
                 _int(counts, k)
                 for k in ("inputTokens", "cacheReadInputTokens", "cacheCreationInputTokens")
             )
-            report.usage += Usage(fresh + read + made, _int(counts, "outputTokens"), read)
+            out, thinking = _int(counts, "outputTokens"), _int(counts, "thinkingTokens")
+            report.usage += _usage(fresh + read + made, out, read, made, thinking)
     else:
         usage = data.get("usage")
         fresh, read, made = (
             _int(usage, k)
             for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
         )
-        report.usage = Usage(fresh + read + made, _int(usage, "output_tokens"), read)
+        thinking = _int(
+            usage.get("output_tokens_details") if isinstance(usage, dict) else None,
+            "thinking_tokens",
+        )
+        report.usage = _usage(
+            fresh + read + made, _int(usage, "output_tokens"), read, made, thinking
+        )
     if isinstance(cost, int | float) and not isinstance(cost, bool):
         report.usage.cost, report.priced = float(cost), True
     subtype = _str(data, "subtype")
@@ -68,7 +76,8 @@ def parse_claude(stdout: str) -> Report:
 
 def parse_codex(stdout: str) -> Report:
     """`codex exec --json`: JSONL events. `turn.completed` carries the thread's token totals
-    (a resumed thread's included); codex reports no dollars."""
+    (a resumed thread's included); codex reports no dollars. As in OpenAI's API, input counts
+    the cached and cache-written tokens, and output the reasoning ones."""
     report, finished, complaint = Report(), False, ""
     for event in _jsonl(stdout):
         kind = event.get("type")
@@ -81,8 +90,14 @@ def parse_codex(stdout: str) -> Report:
             report.events.append(item)
         elif kind == "turn.completed":
             usage, finished = event.get("usage"), True
-            cached = _int(usage, "cached_input_tokens")
-            report.usage = Usage(_int(usage, "input_tokens"), _int(usage, "output_tokens"), cached)
+            tokens_in, out = _int(usage, "input_tokens"), _int(usage, "output_tokens")
+            read, written = (
+                _int(usage, "cached_input_tokens"),
+                _int(usage, "cache_write_input_tokens"),
+            )
+            report.usage = _usage(
+                tokens_in, out, read, written, _int(usage, "reasoning_output_tokens")
+            )
         elif kind == "turn.failed":
             error = event.get("error")
             report.error = _str(error, "message") or "the turn failed"
@@ -97,7 +112,7 @@ def parse_codex(stdout: str) -> Report:
 def parse_gemini(stdout: str) -> Report:
     """`gemini --output-format json`: {session_id, response, stats: {models: {name: {tokens}}},
     error}, the error on stderr. Prompt tokens include the cached ones; thoughts (thinking) are
-    billed as output."""
+    billed as output, so output is candidates plus thoughts. Gemini reports no cache writes."""
     data = _last_object(stdout)
     report = Report(text=_str(data, "response"), session=_str(data, "session_id") or "latest")
     stats = data.get("stats")
@@ -105,8 +120,9 @@ def parse_gemini(stdout: str) -> Report:
     if isinstance(models, dict):
         for name, entry in models.items():
             tokens = entry.get("tokens") if isinstance(entry, dict) else None
-            out = _int(tokens, "candidates") + _int(tokens, "thoughts")
-            report.usage += Usage(_int(tokens, "prompt"), out, _int(tokens, "cached"))
+            thoughts = _int(tokens, "thoughts")
+            out = _int(tokens, "candidates") + thoughts
+            report.usage += _usage(_int(tokens, "prompt"), out, _int(tokens, "cached"), 0, thoughts)
             report.model = report.model or str(name)
     error = data.get("error")
     if error:
@@ -123,7 +139,8 @@ def parse_gemini(stdout: str) -> Report:
 
 def parse_opencode(stdout: str) -> Report:
     """`opencode run --format json`: JSONL {type, sessionID, part}. The final message is the text
-    of the last step; each step_finish carries tokens (input without cache) and dollars."""
+    of the last step; each step_finish carries tokens (input without cache reads and writes,
+    output without reasoning, so we add them in) and dollars."""
     report, step_text = Report(), list[str]()
     for event in _jsonl(stdout):
         kind, part = event.get("type"), event.get("part")
@@ -137,10 +154,13 @@ def parse_opencode(stdout: str) -> Report:
             tokens = part.get("tokens")
             cache = tokens.get("cache") if isinstance(tokens, dict) else None
             read, written = _int(cache, "read"), _int(cache, "write")
-            fresh, out = _int(tokens, "input"), _int(tokens, "output") + _int(tokens, "reasoning")
+            fresh, reasoning = _int(tokens, "input"), _int(tokens, "reasoning")
+            out = _int(tokens, "output") + reasoning
             cost = part.get("cost")
             dollars = float(cost) if isinstance(cost, int | float) else 0.0
-            report.usage += Usage(fresh + read + written, out, read, dollars)
+            step = _usage(fresh + read + written, out, read, written, reasoning)
+            step.cost = dollars
+            report.usage += step
             report.priced = report.priced or dollars > 0
             report.events.append(part)
         elif kind == "error":
@@ -152,17 +172,19 @@ def parse_opencode(stdout: str) -> Report:
 
 AIDER_TOKENS = re.compile(
     r"Tokens: ([\d.,]+[kM]?) sent(?:, ([\d.,]+[kM]?) cache write)?(?:, ([\d.,]+[kM]?) cache hit)?"
-    r", ([\d.,]+[kM]?) received\.(?: Cost: \$([\d.]+) message, \$([\d.]+) session\.)?"
+    r", ([\d.,]+[kM]?) received\.(?:\s+Cost: \$([\d.]+) message, \$([\d.]+) session\.)?"
 )
 
 
 def parse_aider(stdout: str) -> Report:
     """aider prints text; each model reply ends with "Tokens: 2.3k sent, 1.1k cache hit, 150
-    received. Cost: $0.01 message, $0.02 session." (rounded figures)."""
+    received. Cost: $0.01 message, $0.02 session." (rounded figures; the cost goes on a line
+    of its own when there are both cache hits and writes). "sent" counts the cache writes;
+    aider reports no thinking tokens."""
     report = Report(text=stdout, session="chat-history")
     for match in AIDER_TOKENS.finditer(stdout):
-        sent, _written, hit, received, _message, session = match.groups()
-        report.usage += Usage(_count(sent), _count(received), _count(hit))
+        sent, written, hit, received, _message, session = match.groups()
+        report.usage += _usage(_count(sent), _count(received), _count(hit), _count(written))
         if session is not None:
             report.usage.cost, report.priced = float(session), True
     return report
@@ -170,6 +192,12 @@ def parse_aider(stdout: str) -> Report:
 
 def parse_text(stdout: str) -> Report:
     return Report(text=stdout)
+
+
+def _usage(tokens_in: int, out: int, cached: int, written: int = 0, thinking: int = 0) -> Usage:
+    """Usage with the parts inside the totals: cache reads and writes in `tokens_in`, thinking
+    in `out`."""
+    return Usage(tokens_in, out, cached, tokens_cache_write=written, tokens_thinking=thinking)
 
 
 # ---- reading JSON leniently

@@ -280,12 +280,18 @@ class _Session:
         if not isinstance(usage, dict):
             self.usage += Usage(estimated=True)
             return
-        details = usage.get("prompt_tokens_details")
-        call = Usage(
-            tokens_in=_count(usage.get("prompt_tokens")),
-            tokens_out=_count(usage.get("completion_tokens")),
-            tokens_cached=_count(details.get("cached_tokens")) if isinstance(details, dict) else 0,
-        )
+        sent = _details(usage, "prompt_tokens_details")
+        made = _details(usage, "completion_tokens_details")
+        prompt, out = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+        cached = _count(sent.get("cached_tokens"))
+        # completion_tokens counts the reasoning ones, prompt_tokens the cached ones. Cache
+        # writes come from Anthropic-style servers (a LiteLLM proxy's top-level field,
+        # OpenRouter's detail): inside prompt_tokens unless total_tokens counts them apart.
+        written = _count(usage.get("cache_creation_input_tokens") or sent.get("cache_write_tokens"))
+        if written and _count(usage.get("total_tokens")) == prompt + out + written:
+            prompt += written
+        call = Usage(prompt, out, cached, tokens_cache_write=written)
+        call.tokens_thinking = _count(made.get("reasoning_tokens"))
         reported = usage.get("cost")
         if isinstance(reported, int | float) and not isinstance(reported, bool):
             call.cost = float(reported)
@@ -332,6 +338,11 @@ def _without_nulls(value: Any) -> Any:
 
 def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
+
+
+def _details(usage: dict[str, Any], key: str) -> dict[str, Any]:
+    value = usage.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def _count(value: object) -> int:

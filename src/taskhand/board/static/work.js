@@ -118,11 +118,18 @@ function kind(line) {
 }
 
 // Units: each agent run on the task, and the transcript of the one picked.
+// Parts of a unit's tokens in and out that only some agents report: [heading, key] (the
+// heading kept on one line).
+const PARTS = [["cache\u00a0w", "tokens_cache_write"], ["thinking", "tokens_thinking"]];
 export async function unitsTab(task, found, redraw) {
   const picked = found.units.find((u) => u.id === unitPicked.get(task.id));
-  const shown = table(["#", "role", "agent", "model", "outcome", "time", "tokens", "$", ""],
+  // Cache writes and thinking are columns only when some unit's agent reported them.
+  const parts = PARTS.filter(([, key]) => found.units.some((unit) => unit[key]));
+  const shown = table(["#", "role", "agent", "model", "outcome", "time", "tokens",
+    ...parts.map(([name]) => name), "$", ""],
     found.units.map((unit) => [unit.id, unit.lens ? `${unit.role} (${unit.lens})` : unit.role,
       unit.agent, unit.model || "", unit.outcome || "working", duration(unit.seconds), tokens(unit),
+      ...parts.map(([, key]) => String(unit[key] || 0)),
       `${dollars(unit.cost)}${unit.cost_estimated ? " (est.)" : ""}`,
       unit.transcript ? transcriptButton(task, unit, unit === picked, redraw) : ""]));
   found.units.forEach((unit, index) => {
