@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from taskhand.agents.base import AgentError
-from taskhand.agents.replay import ScriptError
+from taskhand.agents.replay_script import ScriptError
 from taskhand.config import FlagError, SettingsError
 from taskhand.demo import DemoError
 from taskhand.errors import UserError

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from taskhand.agents.replay import ReplayAgent, ScriptError
+from taskhand.agents.replay import ReplayAgent
+from taskhand.agents.replay_script import ScriptError
 from taskhand.unit import Case, Role, Unit, Verdict
 
 SCRIPT = f"""

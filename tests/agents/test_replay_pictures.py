@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from taskhand.agents.replay import ReplayAgent, ScriptError
+from taskhand.agents.replay import ReplayAgent
+from taskhand.agents.replay_script import ScriptError
 from taskhand.host.allowlist import child_env
 from taskhand.host.app import running
 from taskhand.unit import Browser, Case, Role, Unit
