@@ -6,12 +6,15 @@ telemetry, and with OPENAI_BASE_URL and a model, an OpenAI-compatible provider o
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 from taskhand.agents.cli.output import Report
 from taskhand.host.process import Call
 
 PROVIDER = "taskhand"  # the name of our provider in opencode's config: `-m taskhand/<model>`
+OUTCOME_SERVER = "taskhand"  # our outcome tools' MCP server (agents/outcome_mcp)
+Server = tuple[list[str], Mapping[str, str]]  # a server's command and environment
 CONFIG_ENV = "OPENCODE_CONFIG"
 # Switches opencode reads from its environment. A workspace's own opencode.json is ignored, so
 # that nothing an agent left in the worktree can loosen the permissions or swap the provider.
@@ -27,14 +30,34 @@ WRITER = {"edit": "allow", "bash": "allow", "webfetch": "allow", "external_direc
 READER = {"edit": "deny", "bash": "allow", "webfetch": "allow", "external_directory": "deny"}
 
 
-def config(writing: bool, model: str | None, base_url: str) -> dict[str, object]:
-    """opencode's config for one run: with a base URL and a model, our provider serves it."""
+def config(
+    writing: bool,
+    model: str | None,
+    base_url: str,
+    outcome: Server | None = None,
+    instructions: Path | None = None,
+) -> dict[str, object]:
+    """opencode's config for one run: with a base URL and a model, our provider serves it; with
+    `outcome` (the command and environment of our outcome tools' server) that server, and the
+    file of `instructions` that tells the model of its tools (the prompt itself stays as built)."""
     settings: dict[str, object] = {
         "autoupdate": False,
         "share": "disabled",
         "experimental": {"openTelemetry": False},  # its only telemetry, opt-in: kept off
         "permission": WRITER if writing else READER,
     }
+    if outcome is not None:
+        argv, variables = outcome
+        settings["mcp"] = {
+            OUTCOME_SERVER: {
+                "type": "local",
+                "command": list(argv),
+                "environment": dict(variables),
+                "enabled": True,
+            }
+        }
+    if instructions is not None:
+        settings["instructions"] = [str(instructions)]
     if base_url and model:
         name = _own_model(model)
         settings["provider"] = {
@@ -61,12 +84,20 @@ def call(
     extra: list[str],
     prompt: str,
     resume: Report | None,
+    outcome: Server | None = None,
+    hint: str = "",
 ) -> Call:
     """`opencode run --format json` with the prompt on stdin: as an argument it reached the
-    model quoted, its own quotes backslash-escaped."""
+    model quoted, its own quotes backslash-escaped. `hint`: what the model is told of the
+    outcome tools, in an instructions file beside the config (part of its system prompt)."""
     folder.mkdir(parents=True, exist_ok=True)
+    told = None
+    if hint:
+        told = folder / "outcome-tools.md"
+        told.write_text(hint + "\n", encoding="utf-8")
     path = folder / "opencode.json"
-    path.write_text(json.dumps(config(writing, model, base_url), indent=2), encoding="utf-8")
+    settings = config(writing, model, base_url, outcome, told)
+    path.write_text(json.dumps(settings, indent=2), encoding="utf-8")
     argv = [program, "run", "--format", "json", "--agent", "build" if writing else "plan"]
     ours = bool(base_url and model)
     if model:

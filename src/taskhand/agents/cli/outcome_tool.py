@@ -1,6 +1,6 @@
-"""The outcome tools for an agent program (claude, codex, gemini): the command that starts our
-MCP server for a unit, and the harness's reading of the file it writes, each line checked again
-as the server checked it, the first valid one taken.
+"""The outcome tools for an agent program (claude, codex, gemini, opencode): the command that
+starts our MCP server for a unit, and the harness's reading of the file it writes, each line
+checked again as the server checked it, the first valid one taken.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from taskhand.agents.outcome_mcp import tools
 from taskhand.unit import Role
 
 # The programs given the outcome tools; the others end in a block.
-PRESETS = ("claude", "codex", "gemini")
+PRESETS = ("claude", "codex", "gemini", "opencode")
 SERVER = tools.SERVER
 FILE = "outcome.jsonl"  # in the unit's scratch folder: outside the worktree, gone after it
 READ_LIMIT = 1_000_000  # bytes of the file read: a shell that floods it is cut off here

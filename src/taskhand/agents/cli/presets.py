@@ -225,6 +225,8 @@ def _opencode_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
         extra=list(ctx.extra),
         prompt=prompt,
         resume=resume,
+        outcome=(ctx.outcome, outcome_tool.env()) if ctx.outcome else None,
+        hint=outcome_tool.hint(ctx.unit.role) if ctx.outcome else "",
     )
 
 
