@@ -17,7 +17,7 @@ from tests.agents.test_cli import real
 from tests.conftest import RunCli
 from tests.fakes import scripted_anthropic as anthropic
 from tests.fakes import scripted_responses as responses
-from tests.scenarios.test_run_agents import agent_env, finished, plan_repo
+from tests.scenarios.test_run_agents import agent_env, plan_repo, run_claude, run_codex
 
 NAMESPACE = f"mcp__{tools.SERVER}"
 DONE = {"case": "done", "resolution": "wrote hello.txt"}
@@ -55,12 +55,8 @@ def test_a_plan_through_claudes_outcome_tool_rejected_then_fixed(
         (case, DONE),
         (verdict, ACCEPT),
     )
-    with anthropic.ScriptedAnthropic(script) as api:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-local")
-        result = run_cli("run", repo / "plan", "--agent", "claude")
-    assert result.exit_code == 0, result.output
-    [task] = finished(run_cli, repo)["tasks"]  # type: ignore[misc]
+    api, stats = run_claude(run_cli, monkeypatch, repo, script)
+    [task] = stats["tasks"]  # type: ignore[misc]
     assert task["units"] == 4  # finished: hello.txt holds the fix's hi on the run branch
     # The fix's prompt carries the reviewer's rejection as the tool gave it.
     assert REJECT["next_step"] in json.dumps(api.main_requests()[5].body["messages"][0])
@@ -87,12 +83,8 @@ def test_a_plan_through_codexs_outcome_tool_rejected_then_fixed(
         *tool("submit_case", DONE),
         *tool("submit_verdict", ACCEPT),
     ]
-    with responses.ScriptedResponses(script) as api:
-        monkeypatch.setenv("OPENAI_BASE_URL", api.url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key-local")
-        result = run_cli("run", repo / "plan", "--agent", "codex", "--model", "gpt-5")
-    assert result.exit_code == 0, result.output
-    [task] = finished(run_cli, repo)["tasks"]  # type: ignore[misc]
+    codex, stats = run_codex(run_cli, monkeypatch, repo, script)
+    [task] = stats["tasks"]  # type: ignore[misc]
     assert task["units"] == 4  # finished: hello.txt holds the fix's hi on the run branch
-    assert REJECT["next_step"] in json.dumps(api.requests[5].body["input"])
-    assert not api.turns  # every scripted turn was used: no nudge, no fenced block
+    assert REJECT["next_step"] in json.dumps(codex.requests[5].body["input"])
+    assert not codex.turns  # every scripted turn was used: no nudge, no fenced block

@@ -24,7 +24,7 @@ from tests.agents.test_outcome_plans import DONE
 from tests.conftest import RunCli
 from tests.fakes import scripted_anthropic as anthropic
 from tests.runs import git
-from tests.scenarios.test_run_agents import agent_env, finished, plan_repo
+from tests.scenarios.test_run_agents import agent_env, plan_repo, run_claude
 
 CASE, VERDICT = f"mcp__{tools.SERVER}__submit_case", f"mcp__{tools.SERVER}__submit_verdict"
 
@@ -71,19 +71,6 @@ def submit(name: str, arguments: dict[str, object]) -> list[anthropic.Turn]:
     return [anthropic.Turn(tools=[(name, arguments)]), anthropic.Turn(text="Submitted.")]
 
 
-def run_claude(
-    run_cli: RunCli, monkeypatch: pytest.MonkeyPatch, repo_path: Path, script: list[anthropic.Turn]
-) -> tuple[anthropic.ScriptedAnthropic, dict[str, object]]:
-    """Run the plan with the real claude against `script`: the server, and the task's stats."""
-    with anthropic.ScriptedAnthropic(script) as api:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-local")
-        result = run_cli("run", repo_path / "plan", "--agent", "claude")
-    assert result.exit_code == 0, result.output
-    [task] = finished(run_cli, repo_path)["tasks"]  # type: ignore[misc]
-    return api, task
-
-
 def test_a_hook_in_a_folders_claude_settings_runs_in_a_reviewer_started_there(
     tmp_path: Path,
 ) -> None:
@@ -110,7 +97,8 @@ def test_a_candidate_carrying_claude_settings_never_reaches_its_reviewer(
         *submit(CASE, DONE),
         *submit(VERDICT, ACCEPTED),
     ]
-    api, task = run_claude(run_cli, monkeypatch, repo_path, script)
+    api, stats = run_claude(run_cli, monkeypatch, repo_path, script)
+    [task] = stats["tasks"]  # type: ignore[misc]
     assert task["units"] == 3  # two workers, one reviewer: the first candidate was never reviewed
     assert heard(api, "PLANTED-HOOK-RAN") == 0
     ledger = run_cli("ledger", "T-001", "--repo", repo_path).output
@@ -136,7 +124,8 @@ def test_hooks_planted_in_claudes_home_run_in_no_later_unit(
         *submit(CASE, DONE),
         *submit(VERDICT, ACCEPTED),
     ]
-    api, task = run_claude(run_cli, monkeypatch, repo_path, script)
+    api, stats = run_claude(run_cli, monkeypatch, repo_path, script)
+    [task] = stats["tasks"]  # type: ignore[misc]
     assert task["units"] == 2
     planted = json.dumps(api.main_requests()[1].body["messages"][-1])
     assert "planted in $CLAUDE_CONFIG_DIR" in planted and f"refused: {home}" in planted

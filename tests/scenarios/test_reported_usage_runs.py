@@ -14,7 +14,7 @@ from tests.agents.test_cli import DONE, real
 from tests.conftest import RunCli
 from tests.fakes import scripted_anthropic as anthropic
 from tests.fakes import scripted_responses as responses
-from tests.scenarios.test_run_agents import VERDICT, agent_env, finished, plan_repo
+from tests.scenarios.test_run_agents import VERDICT, agent_env, plan_repo, run_claude, run_codex
 
 PARTS = ("tokens_in", "tokens_out", "tokens_cached", "tokens_cache_write", "tokens_thinking")
 
@@ -42,12 +42,7 @@ def test_claudes_cache_writes_and_thinking_land_in_stats(
         ),
         anthropic.Turn(text=VERDICT, input_tokens=800, output_tokens=30, cache_creation=3500),
     ]
-    with anthropic.ScriptedAnthropic(script) as api:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-local")
-        result = run_cli("run", repo / "plan", "--agent", "claude")
-    assert result.exit_code == 0, result.output
-    stats = finished(run_cli, repo)
+    _, stats = run_claude(run_cli, monkeypatch, repo, script)
     [task] = stats["tasks"]  # type: ignore[misc]
     # Anthropic counts input apart from the cache; we count it within: 2000 fresh, 4000 read,
     # 8400 written. Its thinking is among the output tokens.
@@ -80,12 +75,7 @@ def test_codex_reasoning_and_cache_writes_land_in_stats(
         ),
         responses.Turn(text=VERDICT, input_tokens=700, output_tokens=30, reasoning_tokens=20),
     ]
-    with responses.ScriptedResponses(script) as api:
-        monkeypatch.setenv("OPENAI_BASE_URL", api.url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key-local")
-        result = run_cli("run", repo / "plan", "--agent", "codex", "--model", "gpt-5")
-    assert result.exit_code == 0, result.output
-    stats = finished(run_cli, repo)
+    _, stats = run_codex(run_cli, monkeypatch, repo, script)
     [task] = stats["tasks"]  # type: ignore[misc]
     [agent] = stats["agents"]  # type: ignore[misc]
     assert (agent["agent"], agent["model"], agent["units"]) == ("codex", "gpt-5", 2)

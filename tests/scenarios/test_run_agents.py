@@ -53,6 +53,31 @@ def finished(run_cli: RunCli, repo: Path) -> dict[str, object]:
     return stats
 
 
+def run_claude(
+    run_cli: RunCli, monkeypatch: pytest.MonkeyPatch, repo: Path, script: list[anthropic.Turn]
+) -> tuple[anthropic.ScriptedAnthropic, dict[str, object]]:
+    """The plan in `repo` run by the real claude against `script`: the server, and the stats
+    once hello.txt holds hi on the run branch."""
+    with anthropic.ScriptedAnthropic(script) as api:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-local")
+        result = run_cli("run", repo / "plan", "--agent", "claude")
+    assert result.exit_code == 0, result.output
+    return api, finished(run_cli, repo)
+
+
+def run_codex(
+    run_cli: RunCli, monkeypatch: pytest.MonkeyPatch, repo: Path, script: list[responses.Turn]
+) -> tuple[responses.ScriptedResponses, dict[str, object]]:
+    """The plan in `repo` run by the real codex (model gpt-5) against `script`, as run_claude."""
+    with responses.ScriptedResponses(script) as api:
+        monkeypatch.setenv("OPENAI_BASE_URL", api.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key-local")
+        result = run_cli("run", repo / "plan", "--agent", "codex", "--model", "gpt-5")
+    assert result.exit_code == 0, result.output
+    return api, finished(run_cli, repo)
+
+
 def test_a_plan_run_by_real_claude(
     tmp_path: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -67,12 +92,8 @@ def test_a_plan_run_by_real_claude(
         anthropic.Turn(text=DONE, input_tokens=1200, output_tokens=40),
         anthropic.Turn(text=VERDICT, input_tokens=800, output_tokens=30),
     ]
-    with anthropic.ScriptedAnthropic(script) as api:
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key-local")
-        result = run_cli("run", repo / "plan", "--agent", "claude")
-    assert result.exit_code == 0, result.output
-    [task] = finished(run_cli, repo)["tasks"]  # type: ignore[misc]
+    _, stats = run_claude(run_cli, monkeypatch, repo, script)
+    [task] = stats["tasks"]  # type: ignore[misc]
     assert (task["units"], task["tokens_in"], task["tokens_out"]) == (2, 3000, 120)
     assert task["cost"] > 0 and task["estimated"] is False
 
@@ -92,12 +113,8 @@ def test_a_plan_run_by_real_codex(
         responses.Turn(text=DONE, input_tokens=1300, cached_tokens=900, output_tokens=40),
         responses.Turn(text=VERDICT, input_tokens=700, cached_tokens=0, output_tokens=30),
     ]
-    with responses.ScriptedResponses(script) as api:
-        monkeypatch.setenv("OPENAI_BASE_URL", api.url)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key-local")
-        result = run_cli("run", repo / "plan", "--agent", "codex", "--model", "gpt-5")
-    assert result.exit_code == 0, result.output
-    [task] = finished(run_cli, repo)["tasks"]  # type: ignore[misc]
+    _, stats = run_codex(run_cli, monkeypatch, repo, script)
+    [task] = stats["tasks"]  # type: ignore[misc]
     assert (task["units"], task["tokens_in"], task["tokens_out"], task["tokens_cached"]) == (
         2,
         3000,
