@@ -645,7 +645,8 @@ def test_opencode_is_nudged_once_in_its_session(tmp_path: Path) -> None:
     ]
     assert first["stdin"] == "Write hello.txt."  # on stdin: as an argument it came quoted
     assert second["argv"][-2:] == ["--session", "ses_494719016ffe85dkDMj0FPRbHK"]
-    assert second["stdin"] == NUDGE
+    # opencode has our outcome tools: the nudge asks for the tool first, then the block
+    assert second["stdin"] == outcome_tool.nudge(Role.IMPLEMENTER, NUDGE)
     assert (outcome.case, outcome.resolution) == (Case.DONE, "added hello.txt")
     assert outcome.usage.cost == pytest.approx(0.03) and not outcome.usage.estimated
     assert outcome.usage.tokens_out == 4 * 90
@@ -682,7 +683,7 @@ def test_a_reviewer_is_nudged_for_its_verdict_block(tmp_path: Path) -> None:
         tmp_path, "opencode", [opencode_events("Looks fine."), opencode_events(verdict)]
     )
     outcome = CliAgent("opencode", env=env).run(unit(tmp_path / "w", role=Role.EVALUATOR))
-    assert calls(log)[1]["stdin"] == VERDICT_NUDGE
+    assert calls(log)[1]["stdin"] == outcome_tool.nudge(Role.EVALUATOR, VERDICT_NUDGE)
     assert "tests_pass_but_wrong" in VERDICT_NUDGE
     assert isinstance(parse_outcome(VERDICT_NUDGE, Role.EVALUATOR), str)  # an echo is no verdict
     assert outcome.case is Case.DONE, outcome.failure
@@ -696,7 +697,8 @@ def test_a_reviewer_without_a_verdict_after_the_nudge_is_an_error(tmp_path: Path
     assert len(calls(log)) == 2
     assert outcome.case is Case.ERROR and outcome.verdict is None
     assert outcome.failure == (
-        "the reviewer's final message has no verdict block (a fenced JSON with a verdict)"
+        "the agent never called submit_verdict, and the reviewer's final message has no "
+        "verdict block (a fenced JSON with a verdict)"
     )
 
 
@@ -706,8 +708,8 @@ def test_a_malformed_verdict_is_an_error_with_the_reason(tmp_path: Path) -> None
     outcome = CliAgent("opencode", env=env).run(unit(tmp_path / "w", role=Role.EVALUATOR))
     assert outcome.case is Case.ERROR and outcome.verdict is None
     assert outcome.failure == (
-        "the reviewer's verdict block is not usable: a reject needs a concern: what is wrong, "
-        "in one to three sentences"
+        "the agent never called submit_verdict, and the reviewer's verdict block is not usable: "
+        "a reject needs a concern: what is wrong, in one to three sentences"
     )
 
 
