@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from rich.table import Table
 
@@ -110,6 +111,7 @@ COLUMNS: list[tuple[str, Callable[[TaskStats], object]]] = [
     ("API-equivalent", dollars),
     ("PR", lambda row: row.pr or "-"),
 ]
+Cell = TypeVar("Cell")  # how a column draws its row
 # Shown only when some unit reported them: most agents report neither.
 OPTIONAL = {
     "cache writes": lambda row: row.tokens_cache_write,
@@ -133,14 +135,9 @@ AGENT_COLUMNS: list[tuple[str, Callable[[AgentStats], object]]] = [
 
 def agents_table(shown_figures: Stats) -> Table | None:
     """One row per agent and model that ran a unit; None when none has."""
-    total = shown_figures.total
-    columns = [
-        (name, cell)
-        for name, cell in AGENT_COLUMNS
-        if name not in OPTIONAL or OPTIONAL[name](total)
-    ]
     if not shown_figures.agents:
         return None
+    columns = _reported(AGENT_COLUMNS, shown_figures.total)
     shown = Table(*(name for name, _ in columns), title="by agent", box=None)
     for row in shown_figures.agents:
         shown.add_row(*(rich_text(cell(row)) for _, cell in columns))
@@ -150,8 +147,13 @@ def agents_table(shown_figures: Stats) -> Table | None:
 def table(heading: str, shown_figures: Stats) -> Table:
     """Every task's row, then the total's."""
     total = shown_figures.total
-    columns = [(n, cell) for n, cell in COLUMNS if n not in OPTIONAL or OPTIONAL[n](total)]
+    columns = _reported(COLUMNS, total)
     shown = Table(*(name for name, _ in columns), title=rich_text(heading), box=None)
     for row in [*shown_figures.tasks, total]:
         shown.add_row(*(rich_text(cell(row)) for _, cell in columns))
     return shown
+
+
+def _reported(columns: list[tuple[str, Cell]], total: TaskStats) -> list[tuple[str, Cell]]:
+    """The columns, less the OPTIONAL ones no unit reported."""
+    return [(name, cell) for name, cell in columns if name not in OPTIONAL or OPTIONAL[name](total)]

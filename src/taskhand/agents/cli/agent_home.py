@@ -1,16 +1,15 @@
 """A unit's own copy of an agent program's home: the folders Claude Code, Codex, gemini or
 opencode keep their settings, sessions and login in, made afresh in the unit's scratch folder
-from yours.
-Inside the sandbox your own home stays read-only, so nothing an agent writes there (a hook, an
-MCP server, a plugin, a `notify` command) runs in a later unit or in your own sessions; a login
-the program refreshed during the unit is copied back, since the old one may no longer work.
+from yours. Inside the sandbox your own home stays read-only, so nothing an agent writes there
+(a hook, an MCP server, a plugin, a `notify` command) runs in a later unit or in your own
+sessions; a login the program refreshed during the unit is copied back, since the old one may
+no longer work.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,28 +98,28 @@ def keep_login(made: Made) -> None:
     """Copy back each login file the program rewrote during the unit, when it is still JSON
     (a refreshed token) and nothing else changed yours meanwhile (another unit's refresh)."""
     for source, private, copied in made.logins:
-        try:
-            now = private.read_bytes()
-        except OSError:
-            continue
-        if now == copied or not _json(now) or _read(source) != copied:
+        now = _read(private)
+        if now is None or now == copied or not _json(now) or _read(source) != copied:
             continue
         temporary = source.with_name(f".{source.name}.taskhand")
-        temporary.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "wb") as out:
-            out.write(now)
+        _write(temporary, now)
         os.replace(temporary, source)
 
 
 def _copy(source: Path, target: Path) -> bytes | None:
     """Copy a regular file (a link's target included); what it held, None when there was none."""
-    if not source.is_file():
-        return None
-    target.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source, target)
-    target.chmod(0o600)
-    return target.read_bytes()
+    data = _read(source) if source.is_file() else None
+    if data is not None:
+        _write(target, data)
+    return data
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Write `data` readable by you alone from the start: it may be a login."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(data)
 
 
 def _read(path: Path) -> bytes | None:

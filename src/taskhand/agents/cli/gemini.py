@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from taskhand.agents.outcome_mcp.tools import SERVER as OUTCOME_SERVER
+from taskhand.agents.cli.outcome_tool import SERVER as OUTCOME_SERVER
+from taskhand.agents.cli.outcome_tool import Server
 
-Server = tuple[list[str], Mapping[str, str]]  # an MCP server: its argv and its environment
 HOME = "GEMINI_CLI_HOME"  # where gemini keeps settings, sessions, .env and trust decisions
 # Always named with -m: without a model gemini first asks a router model which one to use,
 # a request that expects a JSON answer of its own.

@@ -6,15 +6,14 @@ telemetry, and with OPENAI_BASE_URL and a model, an OpenAI-compatible provider o
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 
+from taskhand.agents.cli.outcome_tool import SERVER as OUTCOME_SERVER
+from taskhand.agents.cli.outcome_tool import Server
 from taskhand.agents.cli.output import Report
 from taskhand.host.process import Call
 
 PROVIDER = "taskhand"  # the name of our provider in opencode's config: `-m taskhand/<model>`
-OUTCOME_SERVER = "taskhand"  # our outcome tools' MCP server (agents/outcome_mcp)
-Server = tuple[list[str], Mapping[str, str]]  # a server's command and environment
 CONFIG_ENV = "OPENCODE_CONFIG"
 # Switches opencode reads from its environment. A workspace's own opencode.json is ignored, so
 # that nothing an agent left in the worktree can loosen the permissions or swap the provider.

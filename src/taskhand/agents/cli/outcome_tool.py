@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,14 @@ def command(role: Role, scratch: Path) -> list[str]:
 def env() -> dict[str, str]:
     """What the server needs in its environment: where taskhand is (PYTHONPATH only)."""
     return {"PYTHONPATH": str(package_root())}
+
+
+Server = tuple[list[str], Mapping[str, str]]  # an MCP server: its argv and its environment
+
+
+def server(argv: list[str]) -> Server:
+    """The server started by `argv` (`command`), as a program's own config declares it."""
+    return argv, env()
 
 
 def hint(role: Role) -> str:

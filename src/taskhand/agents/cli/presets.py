@@ -138,7 +138,7 @@ def _claude_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
             f"--allowedTools={CLAUDE_READ_TOOLS}{browsing}",
         ]
     if ctx.browser or ctx.outcome:  # our servers and no other: none of the user's own
-        ours = {outcome_tool.SERVER: (ctx.outcome, outcome_tool.env())} if ctx.outcome else {}
+        ours = {outcome_tool.SERVER: outcome_tool.server(ctx.outcome)} if ctx.outcome else {}
         config = mcp.claude_config(ctx.browser, ctx.scratch, ours)
         argv += ["--mcp-config", str(config), "--strict-mcp-config"]
     if ctx.model:
@@ -191,7 +191,7 @@ def _gemini_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
     argv += ["-m", ctx.model or gemini.DEFAULT_MODEL]
     if resume is not None:
         argv += ["--resume", resume.session]
-    ours = (ctx.outcome, outcome_tool.env()) if ctx.outcome else None
+    ours = outcome_tool.server(ctx.outcome) if ctx.outcome else None
     home = Path(ctx.home.get(gemini.HOME) or ctx.scratch / "gemini-home")
     env = gemini.environment(home, ctx.env, ours)
     servers = []
@@ -225,7 +225,7 @@ def _opencode_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
         extra=list(ctx.extra),
         prompt=prompt,
         resume=resume,
-        outcome=(ctx.outcome, outcome_tool.env()) if ctx.outcome else None,
+        outcome=outcome_tool.server(ctx.outcome) if ctx.outcome else None,
         hint=outcome_tool.hint(ctx.unit.role) if ctx.outcome else "",
     )
 

@@ -290,8 +290,8 @@ class _Session:
         written = _count(usage.get("cache_creation_input_tokens") or sent.get("cache_write_tokens"))
         if written and _count(usage.get("total_tokens")) == prompt + out + written:
             prompt += written
-        call = Usage(prompt, out, cached, tokens_cache_write=written)
-        call.tokens_thinking = _count(made.get("reasoning_tokens"))
+        thinking = _count(made.get("reasoning_tokens"))
+        call = Usage(prompt, out, cached, tokens_cache_write=written, tokens_thinking=thinking)
         reported = usage.get("cost")
         if isinstance(reported, int | float) and not isinstance(reported, bool):
             call.cost = float(reported)
