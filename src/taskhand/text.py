@@ -115,3 +115,11 @@ def cut_between(head: str, count: int, tail: str) -> str:
     were cut."""
     newline = "" if not head or head.endswith("\n") else "\n"
     return f"{head}{newline}[... {count} bytes cut ...]\n{tail}"
+
+
+def size(n: int) -> str:
+    """A number of bytes as a person reads it: `4 GiB`, `512 MiB`, `1.5 GiB`, `100 bytes`."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{n} bytes"

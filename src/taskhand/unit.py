@@ -9,7 +9,7 @@ imports nothing of taskhand.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
 
@@ -240,19 +240,44 @@ class Browser:
     shots: Path
 
 
+GIB = 1 << 30
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one confined program (an agent unit, a check, an agent's shell command) may use:
+    processes (threads count, as the kernel counts them), memory and disk, in bytes; 0 is no
+    limit. Plans set them in `[limits]`; host.limits enforces them."""
+
+    processes: int = 512
+    memory: int = 4 * GIB
+    disk: int = 8 * GIB  # written into its writable folders while it runs
+    tmp: int = 1 * GIB  # each private memory-backed folder (/tmp, /dev/shm, the home)
+
+
 @dataclass(frozen=True)
 class Sandbox:
     """How a unit's processes are confined: `kind` is bwrap or none (host.sandbox turns it
-    into the command line)."""
+    into the command line), with the limits every confined program runs under either way."""
 
     kind: str = "none"
-    # What agent processes must read although it lies under /tmp, which is private inside:
-    # the user's repository (the workspace borrows its objects), programs, the interpreter.
+    # What agent processes must read besides the system's folders and programs: the user's
+    # objects (the workspace borrows them), an agent program's own files.
     readable: tuple[Path, ...] = field(default=())
+    # What must never be shown, even when a readable path would hold it: the user's checkout
+    # and the plan (a program folder inside the checkout is shown alone).
+    hidden: tuple[Path, ...] = field(default=())
+    limits: Limits = field(default_factory=Limits)
 
     @property
     def active(self) -> bool:
         return self.kind == "bwrap"
 
     def with_readable(self, paths: Sequence[Path]) -> Sandbox:
-        return Sandbox(self.kind, (*self.readable, *paths))
+        return replace(self, readable=(*self.readable, *paths))
+
+    def with_hidden(self, paths: Sequence[Path]) -> Sandbox:
+        return replace(self, hidden=(*self.hidden, *paths))
+
+    def with_limits(self, limits: Limits) -> Sandbox:
+        return replace(self, limits=limits)

@@ -192,6 +192,8 @@ def _perform(
             return f"command {argv} could not run: {exc}"
         if done.timed_out:
             return f"command {argv} could not run: it timed out after {seconds:g} seconds"
+        if done.limit:
+            return f"command {argv} was stopped: {done.limit}"
         unit.record(transcript, {"role": "tool_result", "exit_code": done.code})
         return ""
     if kind == "commit":

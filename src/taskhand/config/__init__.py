@@ -18,6 +18,8 @@ The plan's file, beside its overview:
     [deliver]              pr (true: pull requests), per (task or run), remote
     [setup]                copy (files from your checkout into each workspace), run (a command
                            run there before the agent), timeout_seconds
+    [limits]               processes, memory, disk, tmp: what each agent unit, check or shell
+                           command may use (sizes like "4 GiB"; 0 is no limit)
 
 Every flag of `taskhand run` that is a setting has a variable: TASKHAND_ and the flag's name
 (`--max-attempts` -> TASKHAND_MAX_ATTEMPTS). A task's frontmatter overrides them all.
@@ -48,12 +50,13 @@ from taskhand.config.values import (
     FlagError,
     Flags,
     SettingsError,
+    byte_size,
     from_env,
     from_flags,
     lens_problem,
     variable,
 )
-from taskhand.unit import LENSES
+from taskhand.unit import LENSES, Limits
 
 __all__ = [
     "DEFAULT_AGENT",
@@ -131,7 +134,14 @@ def build(
         deliver=Delivery(values["deliver"], deliver.get("remote", "origin")),
         snapshot=values["snapshot"],
         setup=Setup(**data.get("setup", {})),
+        limits=_limits(data.get("limits", {})),
     )
+
+
+def _limits(table: dict[str, Any]) -> Limits:
+    """`[limits]`, checked already: sizes in bytes."""
+    sizes = {k: byte_size(v) or 0 for k, v in table.items() if k != "processes"}
+    return Limits(**sizes, **{k: v for k, v in table.items() if k == "processes"})
 
 
 def _tasktrack(plan_root: Path) -> bool:

@@ -15,19 +15,32 @@ from taskhand.config.values import (
     EXPECTED,
     PIPELINES,
     SettingsError,
+    byte_size,
     is_count,
     lens_problem,
 )
 from taskhand.unit import Role
 
 FILE = "taskhand.toml"
-SECTIONS = ("run", "roles", "review", "prompts", "env", "app", "deliver", "setup", "clean")
+SECTIONS = (
+    "run",
+    "roles",
+    "review",
+    "prompts",
+    "env",
+    "app",
+    "deliver",
+    "setup",
+    "clean",
+    "limits",
+)
 # Keys above the first section: the plan's lifecycle.
 TOP = {"pipeline": PIPELINES, "autonomy": AUTONOMY, "prototype_rounds": None, "jobs": None}
 APP_KEYS = {"start": str, "url": str, "ready": str, "ready_seconds": (int, float)}
 DELIVER_KEYS = {"pr": bool, "remote": str, "per": str}
 RUN_KEYS = {"agent": str, "model": str, "snapshot": bool, "base": str}
 SETUP_KEYS = {"copy": list, "run": str, "timeout_seconds": (int, float)}
+LIMIT_KEYS = ("processes", "memory", "disk", "tmp")  # each program's; 0 is no limit
 CLEAN_KEYS = {"keep_done": (int, float), "keep_failed": (int, float)}  # days, for `clean`
 VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -75,6 +88,7 @@ def read_file(plan_root: Path) -> dict[str, Any]:
     if data.get("deliver", {}).get("per", "task") not in ("task", "run"):
         _bad(path, "deliver", "per", "[deliver] per", 'one PR per "task" or per "run"')
     _check_setup(path, data.get("setup", {}))
+    _check_limits(path, data.get("limits", {}))
     return data
 
 
@@ -150,6 +164,17 @@ def _check_setup(path: Path, table: dict[str, Any]) -> None:
             _bad(path, "setup", "copy", f"[setup] copy names {entry!r}, {problem}", COPY_FIX)
     if len(set(copies)) != len(copies):
         _bad(path, "setup", "copy", "[setup] copy names a file twice", "list each once")
+
+
+def _check_limits(path: Path, table: dict[str, Any]) -> None:
+    for key, value in table.items():
+        if key not in LIMIT_KEYS:
+            _bad(path, "limits", key, f"[limits] {key}", f"use {', '.join(LIMIT_KEYS)}")
+        if key == "processes" and not (is_count(value) or value == 0):
+            _bad(path, "limits", key, f"[limits] processes = {value!r}", "a whole number, 0: none")
+        if key != "processes" and byte_size(value) is None:
+            fix = 'a size like "4 GiB" or "512 MiB", or a number of bytes (0: no limit)'
+            _bad(path, "limits", key, f"[limits] {key} = {value!r}", fix)
 
 
 COPY_FIX = 'a path relative to the repository\'s top folder, e.g. ".env" or "config/local.json"'

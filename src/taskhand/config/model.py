@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from taskhand.unit import Limits
+
 DEFAULT_AGENT = "replay"
 
 
@@ -117,6 +119,8 @@ class RunConfig:
     # Tasks start from a commit of the checkout's uncommitted content (`--snapshot`), not HEAD.
     snapshot: bool = False
     setup: Setup = field(default_factory=Setup)
+    # What each confined program may use (`[limits]`): processes, memory, disk.
+    limits: Limits = field(default_factory=Limits)
 
     @property
     def evaluator_agent(self) -> str:

@@ -5,6 +5,7 @@ how each is read and checked, and the errors that name the one that cannot be us
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -189,6 +190,21 @@ def lens_problem(names: Sequence[str]) -> str:
     if len(set(names)) != len(names):
         return "names a lens twice"
     return ""
+
+
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?", re.IGNORECASE)
+
+
+def byte_size(value: object) -> int | None:
+    """A size in bytes from a whole number or a text like "4 GiB", "512MiB" or "2G" (powers
+    of 1024); None when `value` is neither, or negative."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if value >= 0 else None
+    match = _SIZE.fullmatch(value.strip()) if isinstance(value, str) else None
+    if match is None:
+        return None
+    scale = 1 << (10 * " KMGT".index(match.group(2).upper() or " "))
+    return int(float(match.group(1)) * scale)
 
 
 def is_count(value: object) -> bool:

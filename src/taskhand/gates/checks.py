@@ -25,6 +25,7 @@ from taskhand.unit import Sandbox
 DEFAULT_OUTPUT_LIMIT = 64 * 1024
 HEAD_BYTES = 4 * 1024
 TERM_GRACE_SECONDS = 2.0
+STOPPED = "was stopped"  # by a limit of its sandbox (host.launcher)
 _STUCK = "process {pid} survived SIGKILL (fix: look for it stuck in the kernel, e.g. a hung mount)"
 
 
@@ -53,6 +54,8 @@ class CheckResult:
     def reason(self) -> str:
         """One line saying what happened, for a person and for the agent's next attempt."""
         command = _show(self.argv)
+        if self.error.startswith(STOPPED):
+            return f"{command} {self.error}"
         if self.error:
             return f"{command} could not run: {self.error}"
         if self.timed_out:
@@ -113,6 +116,8 @@ def run_check(
     except OSError as exc:
         return failed(_start_error(check.argv[0], exc))
     stuck = "" if ran.code is not None else _STUCK.format(pid=ran.pid)
+    if ran.limit:
+        stuck = f"{STOPPED}: {ran.limit}"
     return CheckResult(
         check.argv,
         check.expected_exit_code,

@@ -21,6 +21,7 @@ from taskhand.config import AppConfig
 from taskhand.errors import UserError
 from taskhand.host import interrupts
 from taskhand.host.interrupts import group_alive, signal_group
+from taskhand.host.launcher import Launch
 from taskhand.host.ports import free_port
 from taskhand.host.process import Capture
 from taskhand.host.sandbox import NONE, confine
@@ -108,23 +109,26 @@ class _Server:
         self.ready = with_port(app.ready or app.url, port)
         self.output = Capture(OUTPUT_LIMIT, head=0)
         self.lock = threading.Lock()
-        argv = confine(sandbox, ["bash", "-c", app.start], [worktree], worktree)
+        self.launch = Launch(confine(sandbox, ["bash", "-c", app.start], [worktree], worktree))
+        argv = self.launch.argv
         try:
             self.proc = subprocess.Popen(
                 argv,
                 cwd=worktree,
-                env={**env, "PORT": str(port)},
+                env=self.launch.env({**env, "PORT": str(port)}),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # its own group: stopped whole, apart from ours
             )
         except OSError as exc:
+            self.launch.finish(None)
             raise AppError(
                 f"the app could not start: {argv[0]}: {exc.strerror or exc}",
                 where=WHERE,
                 fix="install bash, or check start",
             ) from None
+        self.launch.started(self.proc.pid)
         self.reader = threading.Thread(target=self._read, args=(self.proc.stdout,), daemon=True)
         self.reader.start()
         try:
@@ -206,6 +210,7 @@ class _Server:
             if self.proc.stdout is not None:
                 self.proc.stdout.close()
             interrupts.release(pid)
+            self.launch.finish(self.proc.returncode)
 
 
 def _status(url: str, seconds: float) -> int | str:

@@ -13,12 +13,12 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from taskhand.host import interrupts
+from taskhand.host import interrupts, launcher
 from taskhand.host.interrupts import signal_group
 from taskhand.text import cut_between
 
@@ -45,6 +45,7 @@ class Ran:
     stderr: str
     timed_out: bool
     pid: int
+    limit: str = ""  # the limit it reached, when a confined program was stopped by one
 
 
 def run_group(
@@ -62,12 +63,29 @@ def run_group(
 
     `env`, when given, is the child's whole environment. Without a `stderr` capture, stderr
     joins stdout. `stdin` is written to the program (None: it reads /dev/null). Whatever the
-    program started is killed when it ends, so nothing outlives it. OSError when it cannot start.
+    program started is killed when it ends, so nothing outlives it; a `Confined` argv (see
+    host.launcher) runs under its limits, and `limit` says which one stopped it. OSError when
+    it cannot start.
     """
+    with launcher.launch(argv) as launch:
+        return _run(argv, launch, cwd, env, deadline, stdout, stderr, stdin, grace)
+
+
+def _run(
+    argv: Sequence[str],
+    launch: launcher.Launch | None,
+    cwd: Path,
+    env: Mapping[str, str] | None,
+    deadline: float,
+    stdout: Capture,
+    stderr: Capture | None,
+    stdin: str | None,
+    grace: float,
+) -> Ran:
     proc = subprocess.Popen(
-        list(argv),
+        launch.argv if launch is not None else list(argv),
         cwd=cwd,
-        env=dict(env) if env is not None else None,
+        env=launch.env(env) if launch is not None else (dict(env) if env is not None else None),
         stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT if stderr is None else subprocess.PIPE,
@@ -80,15 +98,20 @@ def run_group(
             pipes[pipe.fileno()] = (pipe, capture)
     if proc.stdin is not None:
         threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
-    timed_out = False
+    timed_out, limit = False, ""
     try:
+        if launch is not None:
+            launch.started(proc.pid)
         interrupts.track(proc.pid)  # a signal that stops the run kills the group too
-        timed_out = _supervise(proc, pipes, deadline, grace)
+        check = launch.check if launch is not None else None
+        timed_out = _supervise(proc, pipes, deadline, grace, check)
     finally:
         _finish(proc, pipes, grace)
         interrupts.release(proc.pid)
+        if launch is not None:
+            limit = launch.finish(proc.returncode)
     err = stderr.text() if stderr else ""
-    return Ran(proc.returncode, stdout.text(), err, timed_out, proc.pid)
+    return Ran(proc.returncode, stdout.text(), err, timed_out and not limit, proc.pid, limit)
 
 
 def _feed(pipe: IO[bytes], text: str | None) -> None:
@@ -103,8 +126,10 @@ def _supervise(
     pipes: dict[int, tuple[IO[bytes], Capture]],
     deadline: float,
     grace: float,
+    check: Callable[[], str] | None = None,
 ) -> bool:
-    """Collect output until the main process exits or time runs out; True when it timed out."""
+    """Collect output until the main process exits, time runs out or `check` gives a reason to
+    stop it; True when it was stopped (time out, or the reason)."""
     exit_fd = _pidfd(proc.pid)
     try:
         with selectors.DefaultSelector() as selector:
@@ -114,7 +139,7 @@ def _supervise(
                 selector.register(exit_fd, selectors.EVENT_READ)
             # A grandchild may hold a pipe open long after the main process exits, so the
             # main process's exit, not the pipe's end, is what ends the wait.
-            if _wait_for_exit(proc, selector, pipes, deadline, exit_fd):
+            if _wait_for_exit(proc, selector, pipes, deadline, exit_fd, check):
                 return False
             signal_group(proc.pid, signal.SIGTERM)
             _wait_for_exit(proc, selector, pipes, time.monotonic() + grace, exit_fd)
@@ -130,13 +155,17 @@ def _wait_for_exit(
     pipes: dict[int, tuple[IO[bytes], Capture]],
     deadline: float,
     exit_fd: int | None,
+    check: Callable[[], str] | None = None,
 ) -> bool:
-    """Read output until the main process has exited (True) or the deadline passes (False)."""
+    """Read output until the main process has exited (True), or the deadline passes or
+    `check` says why it must stop (False)."""
     while not _has_exited(proc):
         remaining = deadline - time.monotonic()
-        if remaining <= 0:
+        if remaining <= 0 or (check is not None and check()):
             return False
         wait = remaining if exit_fd is not None else min(remaining, POLL_SECONDS)
+        if check is not None:
+            wait = min(wait, launcher.CHECK_SECONDS)
         for key, _ in selector.select(wait):
             if key.fd in pipes and not _read_available(key.fd, pipes[key.fd][1]):
                 selector.unregister(key.fd)
@@ -258,6 +287,7 @@ class Finished:
     stderr: str
     timed_out: bool = False
     error: str = ""  # it could not start
+    limit: str = ""  # the limit that stopped it (host.launcher)
 
 
 def execute(
@@ -277,4 +307,4 @@ def execute(
         )
     except OSError as exc:
         return Finished(None, "", "", error=f"{call.argv[0]} could not start: {exc}")
-    return Finished(ran.code, ran.stdout, ran.stderr, ran.timed_out)
+    return Finished(ran.code, ran.stdout, ran.stderr, ran.timed_out, limit=ran.limit)

@@ -68,8 +68,10 @@ class Harness:
         # names, and anything shaped like a token, a key or a password in a URL) never reach
         # a prompt, a transcript or an event.
         self.redact = Redactor(extra=setup_files.secrets_in(self.repo, config.setup.copy))
-        # Agents read the repository's objects through their workspace's alternates.
-        self.sandbox = sandbox.with_readable([git.common_dir(self.repo)])
+        # Agents read the repository's objects through their workspace's alternates; they
+        # never see the checkout or the plan, even where a program folder lies inside it.
+        shown = sandbox.with_readable(git.object_folders(self.repo))
+        self.sandbox = shown.with_hidden([self.repo, self.plan_path]).with_limits(config.limits)
         self.violated = ""  # why an agent's reach past its workspace stopped the run
         self.copies: set[str] = set()  # the disposable copies this run used, by name
         # Candidates land one at a time, whichever job's they are (pipeline/integrate.py);

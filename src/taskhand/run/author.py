@@ -110,7 +110,8 @@ def _rounds(
             brief = replace(brief, project=project)
             prompt = author_prompt(brief, MAX_DOCUMENT_BYTES)
             prompts.append(prompt)
-            outcome = _unit(executor, request, box.with_readable(readable), folder, prompt, units)
+            seen = box.with_readable(readable).with_hidden([request.repo])
+            outcome = _unit(executor, request, seen, folder, prompt, units)
         asked = outcome.question if outcome.case is Case.QUESTION else None
         if asked is not None and request.ask and len(brief.interview) < MAX_QUESTIONS:
             number = len(brief.interview) + 1
@@ -222,7 +223,7 @@ def _workspace(repo: Path, place: Path) -> Iterator[tuple[Path, str, list[Path]]
         return
     with disposable_copy(root, "HEAD", place / "copy", place / "index", root) as copy:
         # The copy reads the repository's objects, which the sandbox must let it see.
-        readable = [git.common_dir(root)]
+        readable = git.object_folders(root)
         yield copy.path, "The workspace holds the project at its last commit.", readable
     if copy.violations:
         raise AuthorError(

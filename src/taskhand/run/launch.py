@@ -16,7 +16,7 @@ from taskhand import agents
 from taskhand.agents.base import Agent
 from taskhand.config import RunConfig, Summary
 from taskhand.errors import UserError
-from taskhand.host import interrupts, sandbox
+from taskhand.host import interrupts, reaper, sandbox
 from taskhand.pipeline.work import Stage
 from taskhand.plan.model import Plan, Status
 from taskhand.run import lookup
@@ -131,8 +131,18 @@ def start(
             listener(started)
         if warning:
             listener(store.event(run.id, EventKind.WARNING, message=warning))
+        _end_leftovers(store, state, run, listener)
         runner = Runner(store, state, run, agent, config, _heeding(listener), box, pipeline)
         return runner.execute()
+
+
+def _end_leftovers(store: Store, state: StateDir, run: Run, listener: Listener) -> None:
+    """What an earlier process of the run left running (killed with its watcher too) ends
+    before anything new starts; the record then names this process."""
+    ended = reaper.settle(state.processes(run.id))
+    if ended:
+        said = f"ended {ended} process(es) an earlier taskhand of this run left running"
+        listener(store.event(run.id, EventKind.WARNING, message=said))
 
 
 def _refuse_snapshot_with(config: RunConfig) -> None:
@@ -208,6 +218,7 @@ def resume(
             snapshot_base.keep(root, run.id, run.base_sha)
         if warning:
             listener(store.event(run.id, EventKind.WARNING, message=warning))
+        _end_leftovers(store, state, run, listener)
         runner = Runner(store, state, run, agent, config, _heeding(listener), box, pipeline)
         return runner.execute()
 

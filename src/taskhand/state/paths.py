@@ -48,6 +48,11 @@ class StateDir:
     def worktree(self, run_id: str, task_id: str, attempt: int) -> Path:
         return self.run_dir(run_id) / "worktrees" / task_id / f"attempt-{attempt}"
 
+    def processes(self, run_id: str) -> Path:
+        """The marks of the taskhand processes that worked on the run (host.reaper): how a
+        resumed run finds what a killed one left running."""
+        return self.run_dir(run_id) / "processes"
+
     def index(self, run_id: str, name: str) -> Path:
         """The harness's own git index of one workspace, kept where no agent can write."""
         return self.run_dir(run_id) / "indexes" / name

@@ -242,6 +242,24 @@ def common_dir(repo: Path) -> Path:
     return found
 
 
+def object_folders(repo: Path) -> list[Path]:
+    """Where the repository's objects are: its own folder and those its alternates borrow
+    from, in turn (what a workspace must be able to read, and nothing else of .git)."""
+    found: list[Path] = []
+    pending = [common_dir(repo) / "objects"]
+    while pending and len(found) < 16:  # a cycle of alternates ends here
+        folder = pending.pop(0).resolve()
+        if folder in found or not folder.is_dir():
+            continue
+        found.append(folder)
+        try:
+            lines = (folder / "info" / "alternates").read_text(errors="replace").splitlines()
+        except OSError:
+            continue
+        pending += [folder / line.strip() for line in lines if line.strip() and line[0] != "#"]
+    return found
+
+
 # checkout -> (the identity of its .git, its common dir)
 _COMMON_DIRS: dict[str, tuple[tuple[int, int], Path]] = {}
 

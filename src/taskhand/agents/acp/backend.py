@@ -15,7 +15,7 @@ import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from acp import PROTOCOL_VERSION, Client, RequestError, connect_to_agent, text_block
 from acp.core import ClientSideConnection
@@ -37,7 +37,7 @@ from taskhand.agents.base import AgentError
 from taskhand.agents.cli.backend import nudge
 from taskhand.agents.cli.outcome import Found, outcome, parse_outcome
 from taskhand.agents.cli.presets import variables_for
-from taskhand.host import interrupts
+from taskhand.host import interrupts, launcher, view
 from taskhand.host.allowlist import agent_env
 from taskhand.host.interrupts import signal_group
 from taskhand.host.sandbox import confine
@@ -99,24 +99,28 @@ class _Session:
         self.garbage = ""  # the first stdout line that was not a JSON-RPC message
 
     async def run(self) -> Outcome:
+        program = view.program_folders(Path(self.agent.argv[0]))
+        sandbox = self.unit.sandbox.with_readable(program)
+        worktree = self.unit.worktree
+        with launcher.launch(confine(sandbox, self.agent.argv, [worktree], worktree)) as launch:
+            assert launch is not None
+            return await self.session(launch)
+
+    async def session(self, launch: launcher.Launch) -> Outcome:
         try:
             proc = await asyncio.create_subprocess_exec(
-                *confine(
-                    self.unit.sandbox.with_readable([Path(self.agent.argv[0]).resolve()]),
-                    self.agent.argv,
-                    [self.unit.worktree],
-                    self.unit.worktree,
-                ),
+                *launch.argv,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self.client.root,
-                env={**self.agent.env, **self.unit.env},
+                env=launch.env({**self.agent.env, **self.unit.env}),
                 start_new_session=True,
                 limit=LINE_LIMIT,
             )
         except OSError as exc:
             return self.end(Case.ERROR, failure=f"{self.agent.argv[0]} could not start: {exc}")
+        launch.started(proc.pid)
         interrupts.track(proc.pid)  # a signal that stops the run kills the agent's group too
         assert proc.stdin and proc.stdout and proc.stderr
         messages = asyncio.StreamReader(limit=LINE_LIMIT)
@@ -127,16 +131,23 @@ class _Session:
         # Our own Client: the SDK dispatches to its methods and answers the rest itself.
         conn = connect_to_agent(cast(Client, self.client), proc.stdin, messages)
         work = asyncio.create_task(self.converse(conn))
-        done: set[asyncio.Task[Found | str]] = set()
+        guard = asyncio.create_task(_guard(launch))
+        done: set[asyncio.Task[Any]] = set()
         try:
-            done, _ = await asyncio.wait({work}, timeout=self.unit.timeout_seconds)
-            if not done:
+            done, _ = await asyncio.wait(
+                {work, guard}, timeout=self.unit.timeout_seconds, return_when="FIRST_COMPLETED"
+            )
+            if work not in done:
                 await self.cancel(conn, work)
         finally:
-            await self.stop(proc, readers, graceful=bool(done))
+            guard.cancel()
+            await self.stop(proc, readers, graceful=work in done)
             await conn.close()
             interrupts.release(proc.pid)
-        if not done:
+        limit = launch.finish(proc.returncode)
+        if limit:
+            return self.end(Case.ERROR, failure=f"{self.name} was stopped: {limit}")
+        if work not in done:
             return self.end(Case.ERROR, failure=f"timed out after {self.unit.timeout_seconds:g} s")
         try:
             found = work.result()
@@ -333,3 +344,9 @@ def _is_message(line: bytes) -> bool:
         return isinstance(json.loads(line), dict)
     except ValueError:
         return False
+
+
+async def _guard(launch: launcher.Launch) -> None:
+    """Returns once the agent must be stopped for a limit (host.launcher's disk guard)."""
+    while not launch.check():
+        await asyncio.sleep(launcher.CHECK_SECONDS)

@@ -19,6 +19,7 @@ from taskhand.agents.cli import agent_home, mcp, outcome_tool
 from taskhand.agents.cli.outcome import Found, outcome, parse_outcome
 from taskhand.agents.cli.output import Report
 from taskhand.agents.cli.presets import COMMAND_ENV, NAMES, PRESETS, Context, split_template
+from taskhand.host import view
 from taskhand.host.allowlist import agent_env
 from taskhand.host.process import OUTPUT_LIMIT, Call, execute
 from taskhand.host.sandbox import confine
@@ -93,7 +94,7 @@ class CliAgent:
         self.redact = Redactor(environ)
         # Where the user's own settings and login are, for the unit's private home.
         self.user_home = {k: environ[k] for k in agent_home.VARIABLES if k in environ}
-        self.program_files = Path(self.program).resolve().parent
+        self.program_files = view.program_folders(Path(self.program))
 
     def run(self, unit: Unit) -> Outcome:
         deadline = time.monotonic() + unit.timeout_seconds
@@ -171,7 +172,7 @@ class CliAgent:
         call = self.preset.call(context, prompt, resume)
         # The program runs in the unit's sandbox; its scratch folder (answer files) is its own.
         unit = context.unit
-        readable = [Path(self.program), self.program_files]
+        readable = [Path(self.program), *self.program_files]
         if context.outcome:  # the outcome server is our own Python, wherever it is installed
             readable.append(outcome_tool.package_root())
         sandbox = unit.sandbox.with_readable(readable)
@@ -186,6 +187,8 @@ class CliAgent:
         )
         if run.error:
             return Report(), run.error
+        if run.limit:
+            return Report(), f"{self.name} was stopped: {run.limit}"
         try:
             # A program that failed may print its report on stderr alone (gemini does).
             printed = run.stdout if run.stdout.strip() or not run.code else run.stderr
