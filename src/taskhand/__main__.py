@@ -4,7 +4,7 @@ import signal
 import sys
 
 
-def _stopped_early(signum: int, frame: object) -> None:
+def _stopped(signum: int) -> None:
     # Before a command has set up its own handling nothing is made yet: end as the signal
     # asks, with one line and the code a shell reports for it, never a traceback.
     sys.stderr.write(f"taskhand: stopped by {signal.Signals(signum).name}\n")
@@ -12,12 +12,15 @@ def _stopped_early(signum: int, frame: object) -> None:
 
 
 def entry() -> None:
-    """Handle SIGINT, SIGTERM and SIGHUP first, before the imports that take a while."""
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    """Handle SIGTERM and SIGHUP first, before the imports that take a while (SIGINT is
+    Python's KeyboardInterrupt, which the commands handle, and the imports here)."""
+    for signum in (signal.SIGTERM, signal.SIGHUP):
         if signal.getsignal(signum) != signal.SIG_IGN:
-            signal.signal(signum, _stopped_early)
-    from taskhand.cli.main import main
-
+            signal.signal(signum, lambda n, _: _stopped(n))
+    try:
+        from taskhand.cli.main import main
+    except KeyboardInterrupt:
+        _stopped(signal.SIGINT)
     main()
 
 

@@ -128,7 +128,9 @@ def test_hooks_planted_in_claudes_home_run_in_no_later_unit(
     [task] = stats["tasks"]  # type: ignore[misc]
     assert task["units"] == 2
     planted = json.dumps(api.main_requests()[1].body["messages"][-1])
-    assert "planted in $CLAUDE_CONFIG_DIR" in planted and f"refused: {home}" in planted
+    # Both writes go somewhere (your home is a private one inside the sandbox, gone after
+    # the unit): what matters is that neither runs, and your files stay as they were.
+    assert "planted in $CLAUDE_CONFIG_DIR" in planted
     reviewer = api.main_requests()[-1]
     assert "YOUR-OWN-HOOK-RAN-42" in json.dumps(reviewer.body["messages"])
     assert heard(api, "PLANTED-HOOK-RAN") == 0

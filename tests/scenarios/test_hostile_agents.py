@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from taskhand import config as runconfig
+from taskhand.host import cgroups
 from taskhand.host.sandbox import bwrap_problem
 from taskhand.run.launch import start
 from taskhand.state.paths import StateDir
@@ -153,11 +154,16 @@ ATTACKS: dict[str, tuple[list[str], list[str]]] = {
     "a process left running after the unit": (
         [
             "(sleep 2; touch {M}/late) > /dev/null 2>&1 &",
-            # Its own session, out of the group the harness kills when the command ends; the
-            # pause lets it get there first.
-            "setsid sh -c 'sleep 2; touch {M}/late-setsid' > /dev/null 2>&1 < /dev/null & "
-            "sleep 0.5",
+            # Its own session, out of the group the harness kills when the command ends, and
+            # an environment of its own, without the mark that finds it; the pause lets it
+            # get there first.
+            "env -i setsid sh -c 'sleep 2; touch {M}/late-setsid' > /dev/null 2>&1 < /dev/null "
+            "& sleep 0.5",
         ],
+        [],
+    ),
+    "a daemon left running after the unit": (
+        ["setsid sh -c 'sleep 2; touch {M}/daemon' > /dev/null 2>&1 < /dev/null & sleep 0.5"],
         [],
     ),
     "a file in /tmp and in $HOME for later": (
@@ -407,10 +413,27 @@ ONLY_THE_SANDBOX_STOPS = [
     "writing into the user's checkout",
     "writing into the harness's state folder",
     "a file in /tmp and in $HOME for later",
-    "a process left running after the unit",
     "stealing the user's ssh key into the change",
     "an acceptance check that runs the agent's code",
 ]
+
+
+def test_without_a_sandbox_a_daemon_still_ends_with_its_unit(tmp_path: Path) -> None:
+    """Its own session takes it out of the unit's group; the mark in its environment does not."""
+    _, markers, _, _, _, _ = attack(tmp_path, "a daemon left running after the unit", "none")
+    assert outside_markers(markers, tmp_path) == []
+
+
+def test_without_a_sandbox_a_hidden_daemon_ends_only_in_a_control_group(tmp_path: Path) -> None:
+    """A daemon that also clears its environment is out of the unit's group and has no mark:
+    a control group (root, or a delegated one) still holds it; without one it escapes, as
+    docs/security.md says."""
+    _, markers, _, _, _, _ = attack(tmp_path, "a process left running after the unit", "none")
+    escaped = outside_markers(markers, tmp_path)
+    if cgroups.hierarchy() is not None:
+        assert escaped == []
+    else:
+        assert escaped == [str(markers / "late-setsid")] or escaped == ["late-setsid"]
 
 
 @pytest.mark.parametrize("name", ONLY_THE_SANDBOX_STOPS)

@@ -100,10 +100,11 @@ def run_check(
         return failed("empty command (fix: give the check a program to run)")
     if not cwd.is_dir():
         return failed(f"working directory not found: {cwd} (fix: create it or correct the path)")
-    if sandbox.active:  # inside, a missing program is only bwrap's exit 1: say it plainly
-        missing = _missing(check.argv[0], cwd, env)
-        if missing:
-            return failed(missing)
+    # Started through a launcher (and bubblewrap), a program that cannot start is only an
+    # exit code there: say it plainly first.
+    missing = _missing(check.argv[0], cwd, env)
+    if missing:
+        return failed(missing)
     try:
         ran = run_group(
             confine(sandbox, check.argv, [cwd], cwd),
@@ -138,11 +139,24 @@ def _missing(program: str, cwd: Path, env: Mapping[str, str] | None) -> str:
             return _start_error(program, FileNotFoundError(program))
         if not os.access(path, os.X_OK):
             return _start_error(program, PermissionError(program))
+        if not _runnable_format(path):
+            return _start_error(program, OSError(errno.ENOEXEC, "Exec format error"))
         return ""
     search = (env if env is not None else os.environ).get("PATH", os.defpath)
     if shutil.which(program, path=search) is None:
         return _start_error(program, FileNotFoundError(program))
     return ""
+
+
+def _runnable_format(path: Path) -> bool:
+    """Whether the kernel can run the file itself: a #! line or a binary (a shell would run a
+    script without either with sh, which the check's author did not ask for)."""
+    try:
+        with path.open("rb") as file:
+            start = file.read(4)
+    except OSError:
+        return True  # let the start say what is wrong
+    return start.startswith(b"#!") or start == b"\x7fELF" or path.is_dir()
 
 
 def _start_error(program: str, exc: OSError) -> str:

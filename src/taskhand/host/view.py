@@ -38,8 +38,8 @@ MASKED = (
 )
 # Files under /etc that are links to places outside the system folders (systemd-resolved).
 LINKED = ("/etc/resolv.conf", "/etc/hosts", "/etc/localtime")
-# Toolchains kept in a home folder: a program on PATH there (a shim, a proxy) needs the whole
-# toolchain, and the companions named with it.
+# Toolchains (kept in a home folder): a program on PATH in one (a shim, a proxy) needs the
+# whole toolchain, and the companions named with it beside it.
 TOOLCHAINS = {
     ".pyenv": (".pyenv",),
     ".cargo": (".cargo", ".rustup"),
@@ -78,7 +78,7 @@ def mounts(sandbox: Sandbox, writable: Sequence[Path]) -> list[str]:
     for private in [*PRIVATE, *([str(home)] if home else [])]:
         options += [*(["--size", size] if size else []), "--tmpfs", private]
     hidden = [*sandbox.hidden, *([home] if home else [])]
-    shown = sorted(set(_shown([*sandbox.readable, *programs(home)], hidden)), key=_depth)
+    shown = sorted(set(_shown([*sandbox.readable, *programs()], hidden)), key=_depth)
     for source, target in shown:
         options += ["--ro-bind", source, target]
     if home:
@@ -90,20 +90,20 @@ def mounts(sandbox: Sandbox, writable: Sequence[Path]) -> list[str]:
     return [*options, "--remount-ro", "/"]
 
 
-def programs(home: Path | None) -> list[Path]:
-    """Where programs and this Python live: PATH's folders (a toolchain in your home whole),
-    this interpreter's installation and its virtual environment."""
+def programs() -> list[Path]:
+    """Where programs and this Python live: PATH's folders (the whole toolchain one is part
+    of, such as ~/.pyenv for its shims), this interpreter's installation and environment."""
     found: list[Path] = []
     for entry in os.environ.get("PATH", "").split(os.pathsep):
         path = Path(entry)
         if not path.is_absolute():
             continue
         found.append(path)
-        if home is not None and path.is_relative_to(home) and path != home:
-            relative = path.relative_to(home)
-            found += [home / name for name in TOOLCHAINS.get(relative.parts[0], ())]
-            if relative == Path(".local/bin"):  # its scripts import from ~/.local/lib
-                found.append(home / ".local" / "lib")
+        toolchain = next((p for p in [path, *path.parents] if p.name in TOOLCHAINS), None)
+        if toolchain is not None:
+            found += [toolchain.parent / name for name in TOOLCHAINS[toolchain.name]]
+        if path.name == "bin" and path.parent.name == ".local":  # its scripts import from lib
+            found.append(path.parent / "lib")
     return [*found, Path(sys.prefix), Path(sys.base_prefix)]
 
 
@@ -123,6 +123,17 @@ def program_folders(program: Path) -> list[Path]:
             folders += _venv_base(config)
             break
     return folders
+
+
+def command_folders(argv: Sequence[str]) -> list[Path]:
+    """What a configured command needs: its program's folders, and the folder of each file
+    its arguments name by absolute path (`python /opt/agent/main.py`)."""
+    found = program_folders(Path(argv[0])) if argv else []
+    for arg in argv[1:]:
+        path = Path(arg)
+        if path.is_absolute() and path.exists():
+            found.append(path if path.is_dir() else path.parent)
+    return found
 
 
 def _venv_base(config: Path) -> list[Path]:
@@ -147,15 +158,23 @@ def _home() -> Path | None:
 
 def _shown(paths: Sequence[Path], hidden: Sequence[Path]) -> Iterator[tuple[str, str]]:
     """(source, target) binds for `paths` that exist, lie outside the system folders and hold
-    nothing hidden; a path that is a link is shown where it points and where it is named."""
+    nothing hidden. A path under a link is shown where it points and where it is named; a
+    path that is itself a link, where it points and with the folder that holds the link."""
     for path in paths:
         if not path.is_absolute() or not os.path.exists(path):
             continue
+        named = os.path.normpath(path)
         real = os.path.realpath(path)
-        for name in {real, os.path.normpath(path)}:
-            if _under(name, SYSTEM) or any(_holds(name, str(h)) for h in hidden):
+        binds = {(real, real)}
+        if os.path.islink(named):
+            folder = os.path.dirname(named)
+            binds.add((os.path.realpath(folder), folder))
+        elif named != real:
+            binds.add((real, named))
+        for source, target in binds:
+            if _under(target, SYSTEM) or any(_holds(target, str(h)) for h in hidden):
                 continue
-            yield real, name
+            yield source, target
 
 
 def _masks() -> list[str]:

@@ -14,7 +14,6 @@ import shutil
 import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from pathlib import Path
 from typing import Any, cast
 
 from acp import PROTOCOL_VERSION, Client, RequestError, connect_to_agent, text_block
@@ -99,8 +98,7 @@ class _Session:
         self.garbage = ""  # the first stdout line that was not a JSON-RPC message
 
     async def run(self) -> Outcome:
-        program = view.program_folders(Path(self.agent.argv[0]))
-        sandbox = self.unit.sandbox.with_readable(program)
+        sandbox = self.unit.sandbox.with_readable(view.command_folders(self.agent.argv))
         worktree = self.unit.worktree
         with launcher.launch(confine(sandbox, self.agent.argv, [worktree], worktree)) as launch:
             assert launch is not None
