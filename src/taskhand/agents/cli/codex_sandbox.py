@@ -14,14 +14,12 @@ ELF_MAGIC = b"\x7fELF"
 
 
 def sandbox_mode(writing: bool, outer_sandbox: bool) -> str:
-    """Codex's `--sandbox` for a role; inside taskhand's sandbox a writer needs no second one.
-
-    A reviewer stays read-only even then: Codex's bubblewrap nests inside another one as long
-    as that one leaves user namespaces allowed.
-    """
-    if not writing:
-        return "read-only"
-    return "danger-full-access" if outer_sandbox else "workspace-write"
+    """Codex's `--sandbox` for a role. Inside taskhand's sandbox, none of Codex's own: that one
+    allows no user namespace, which Codex's bubblewrap needs, and a reviewer's writes land in
+    its disposable copy (its verdict comes from what it says, not from its files)."""
+    if outer_sandbox:
+        return "danger-full-access"
+    return "workspace-write" if writing else "read-only"
 
 
 def helper_path(program: str, folder: Path, path: str) -> str:
