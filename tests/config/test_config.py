@@ -19,6 +19,7 @@ from taskhand.config import (
     read_file,
     variable,
 )
+from taskhand.unit import Limits
 
 FILE = (
     '[run]\nagent = "openai"\nmodel = "qwen"\n'
@@ -135,6 +136,13 @@ def test_setup_is_read_from_the_file(tmp_path: Path) -> None:
     assert build(plan_with(tmp_path, ""), env={}).setup == Setup()
 
 
+def test_limits_are_read_from_the_file(tmp_path: Path) -> None:
+    text = '[limits]\nprocesses = 100\nmemory = "1.5 GiB"\ndisk = 0\ntmp = "256MiB"\n'
+    limits = build(plan_with(tmp_path, text), env={}).limits
+    assert limits == Limits(processes=100, memory=3 << 29, disk=0, tmp=256 << 20)
+    assert build(plan_with(tmp_path, ""), env={}).limits == Limits()
+
+
 @pytest.mark.parametrize(
     ("text", "where", "message"),
     [
@@ -167,6 +175,10 @@ def test_setup_is_read_from_the_file(tmp_path: Path) -> None:
         ("[setup]\nrun = ['npm', 'ci']\n", "taskhand.toml:2: ", "[setup] run = ['npm'"),
         ("[setup]\ntimeout_seconds = 0\n", "taskhand.toml:2: ", "timeout_seconds = 0"),
         ("[setup]\nscript = 'x'\n", "taskhand.toml:2: ", "[setup] script"),
+        ("[limits]\ncpus = 2\n", "taskhand.toml:2: ", "[limits] cpus"),
+        ("[limits]\nprocesses = -1\n", "taskhand.toml:2: ", "[limits] processes = -1"),
+        ("[limits]\nmemory = 'lots'\n", "taskhand.toml:2: ", "[limits] memory = 'lots'"),
+        ("[limits]\ndisk = true\n", "taskhand.toml:2: ", "[limits] disk = True"),
     ],
 )
 def test_a_bad_file_says_where_and_how_to_fix(

@@ -103,7 +103,8 @@ class Launch:
             reaper.kill_marked(self.mark, exact=True)
         if self.pid is not None:
             reaper.watcher().forget(self.pid)
-        if not reason and code == -signal.SIGXFSZ:
+        # Killed by SIGXFSZ, or a shell saying its last command was (128 + the signal).
+        if not reason and code in (-signal.SIGXFSZ, 128 + signal.SIGXFSZ):
             reason = f"a file reached the size limit ({size(self.limits.disk)})"
         return reason
 
