@@ -152,7 +152,8 @@ def test_tiocsti_and_ptrace_are_refused(workspace: Path) -> None:
         "print('ptrace', libc.ptrace(16, child, 0, 0), ctypes.get_errno())\n"
         "os.kill(child, 9)\n"
     )
-    said = confined(f"{PYTHON} attack.py", workspace)
+    said = confined(f"{PYTHON} attack.py; echo x > /dev/tty || echo no-terminal", workspace)
+    assert "no-terminal" in said  # no controlling terminal to reach
     assert "typed" not in said
     assert "tiocsti 1" in said  # EPERM
     assert "ptrace -1 1" in said
