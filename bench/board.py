@@ -19,8 +19,9 @@ left out. What it measures:
   its time from a plain HTTP client), and the SSE frames of the run's events (median and
   largest); what a page opened now receives of the log;
 * event delay: ``--events`` events (default 50) written at uneven intervals (20-250 ms), from
-  just before each write (``time.time()``) to its arrival in an EventSource listener of an open
-  board page (``Date.now()``, the same clock): median, p90 and max;
+  just before each write (``time.time()``) to its arrival in a listener of the stream (read with
+  ``fetch`` and the token, as the page reads it) in an open board page (``Date.now()``, the
+  same clock): median, p90 and max;
 * memory over ``--stream`` events (default 10,000) written at ``--rate`` a second to an open
   page: after each 1,000, once the page has read the plan for the last of them, the board
   server's RSS (``VmRSS``) and, after a forced garbage collection (CDP), the page's JS heap, DOM
@@ -174,11 +175,18 @@ def make_setup(root: Path, tasks: int, units: int) -> Setup:
 
 
 def serve_child(plan: str, repo: str, port: str) -> None:
+    from dataclasses import fields
+
     import uvicorn
 
     from taskhand.board.app import Board, create
 
-    app = create(Board(Path(plan), Path(repo), TOKEN))
+    board = [Path(plan), Path(repo), TOKEN]
+    if "hosts" in {f.name for f in fields(Board)}:  # a board that checks the Host it is asked at
+        from taskhand.board.guard import Hosts
+
+        board.append(Hosts("127.0.0.1", int(port)))
+    app = create(Board(*board))
     uvicorn.run(app, host="127.0.0.1", port=int(port), log_level="warning", access_log=False)
 
 
@@ -220,10 +228,13 @@ def rss_kib(pid: int) -> int:
     raise SystemExit(f"no VmRSS for process {pid}")
 
 
+READ = {"Authorization": f"Bearer {TOKEN}"}  # every read of the board's data needs the token
+
+
 def get(port: int, path: str) -> bytes:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     try:
-        conn.request("GET", path)
+        conn.request("GET", path, headers=READ)
         answer = conn.getresponse()
         body = answer.read()
         if answer.status != 200:
@@ -236,7 +247,7 @@ def get(port: int, path: str) -> bytes:
 def sse_frames(port: int, until: int) -> list[bytes]:
     """The stream's frames from the first event up to id `until`, as sent."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    conn.request("GET", "/api/events")
+    conn.request("GET", "/api/events", headers=READ)
     answer = conn.getresponse()
     frames: list[bytes] = []
     frame = b""
@@ -311,17 +322,31 @@ LOADED = """() => {
     plan_reads: plans.length, files };
 }"""
 
-LISTEN = """([kinds, after, keep]) => new Promise((resolve) => {
+# The stream read as the page reads it: fetch with the token's header (an EventSource cannot
+# send one), each event counted (and, if `keep`, timed) as its frame arrives.
+LISTEN = """([after, keep, token]) => new Promise((resolve) => {
   window.__arrived = {};
   window.__count = 0;
-  const source = new EventSource(`/api/events?after=${after}`);
-  for (const kind of kinds) {
-    source.addEventListener(kind, (event) => {
-      window.__count += 1;
-      if (keep) window.__arrived[event.lastEventId] = Date.now();
-    });
-  }
-  source.addEventListener("open", () => resolve(true));
+  const headers = { "Authorization": `Bearer ${token}` };
+  fetch(`/api/events?after=${after}`, { headers }).then(async (answer) => {
+    resolve(true);
+    const reader = answer.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buffer += value;
+      let end;
+      while ((end = buffer.indexOf("\\n\\n")) >= 0) {
+        const frame = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const id = /^id: (\\d+)$/m.exec(frame);
+        if (!id || frame.includes("event: ")) continue;
+        window.__count += 1;
+        if (keep) window.__arrived[id[1]] = Date.now();
+      }
+    }
+  });
 })"""
 
 
@@ -371,8 +396,7 @@ class Browser:
         """A listener of the page's own, from the log's end now: it counts what arrives and,
         if `keep`, when."""
         after = max((e.id for e in store.events(run_id)), default=0)
-        # "message": the stream's one message type; the kinds, for a stream that names them.
-        page.evaluate(LISTEN, [["message", *(str(k) for k in EventKind)], after, keep])
+        page.evaluate(LISTEN, [after, keep, TOKEN])
 
     def received(self, page: Any, want: int, seconds: float) -> None:
         deadline = time.monotonic() + seconds
@@ -442,7 +466,7 @@ def measure_delay(b: Browser, setup: Setup, count: int) -> dict[str, Any]:
     """To the board's page (whose own work on each event may hold its main thread), and to a
     quiet page of the same origin, in another context (the server's share alone)."""
     context, page = b.open()
-    other = b.browser.new_context()
+    other = b.browser.new_context(bypass_csp=True)  # the style sheet's policy forbids a fetch
     quiet = other.new_page()
     quiet.goto(b.address.split("#")[0] + "static/board.css")  # a document with no script
     rng = random.Random(12)
@@ -622,7 +646,7 @@ def table(results: dict[str, Any], args: argparse.Namespace) -> str:
         "DOM: every card in the document; frame: the next frame after it (rAF, then a task);",
         "plan ->/<-: the page's first /api/plan asked/answered; reads: /api/plan reads a load;",
         "script, style, layout: the page's main-thread time in each by the frame (CDP metrics).",
-        "delay: time.time() before Store.event to Date.now() in an EventSource listener.",
+        "delay: time.time() before Store.event to Date.now() in a listener of the stream.",
         "memory: after each 1k events and the page's last plan read; the JS heap, nodes and",
         "listeners after a forced GC; per 1k: least-squares slope over the samples from 1k on.",
     ]

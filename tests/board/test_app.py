@@ -18,7 +18,8 @@ import pytest
 import uvicorn
 
 from taskhand.board.app import Board, create
-from taskhand.board.serve import BoardError, free_port, is_loopback, serve
+from taskhand.board.guard import Hosts, is_loopback
+from taskhand.board.serve import BoardError, free_port, serve
 from tests.conftest import RunCli
 from tests.pipeline.test_full import plan_repo, replay
 from tests.runs import run_plan
@@ -39,11 +40,16 @@ def served(tmp_path: Path) -> Iterator[tuple[int, Path]]:
 
 
 @contextmanager
-def serving(repo: Path) -> Iterator[int]:
-    """The board of `repo`'s plan, with TOKEN, on a free loopback port (given)."""
-    port = free_port()
-    app = create(Board((repo / "plan").resolve(), repo, TOKEN))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+def serving(repo: Path, token: str = TOKEN, port: int | None = None) -> Iterator[int]:
+    """The board of `repo`'s plan, with `token`, on loopback at `port` (a free one if None),
+    which it gives."""
+    port = port or free_port()
+    app = create(Board((repo / "plan").resolve(), repo, token, Hosts("127.0.0.1", port)))
+    # A page's event stream never ends on its own: stopping cuts it after a second.
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=port, log_level="critical", timeout_graceful_shutdown=1
+    )
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -57,9 +63,15 @@ def serving(repo: Path) -> Iterator[int]:
         thread.join(10)
 
 
-def call(port: int, method: str, path: str, body: Any = None, **headers: str) -> tuple[int, Any]:
+def call(
+    port: int, method: str, path: str, body: Any = None, token: str = TOKEN, **headers: str
+) -> tuple[int, Any]:
+    """One request to the board on `port`, with `token` (none when "") unless the headers
+    carry their own Authorization."""
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     data = None if body is None else (body if isinstance(body, bytes) else json.dumps(body))
+    if token and "Authorization" not in headers:
+        headers["Authorization"] = f"Bearer {token}"
     conn.request(method, path, body=data, headers=headers)
     answer = conn.getresponse()
     try:
@@ -70,7 +82,8 @@ def call(port: int, method: str, path: str, body: Any = None, **headers: str) ->
         conn.close()
 
 
-AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
+READ = {"Authorization": f"Bearer {TOKEN}"}
+AUTH = {**READ, "Content-Type": "application/json"}
 
 
 def test_the_board_shows_what_show_json_shows(
@@ -96,7 +109,7 @@ def test_the_board_shows_what_show_json_shows(
 def test_a_change_needs_the_token_and_json_and_is_the_clis_move(served: tuple[int, Path]) -> None:
     port, _ = served
     json_only = {"Content-Type": "application/json"}
-    assert call(port, "POST", "/api/tasks/T-001/approve", {}, **json_only)[0] == 401
+    assert call(port, "POST", "/api/tasks/T-001/approve", {}, token="", **json_only)[0] == 401
     wrong = {**json_only, "Authorization": "Bearer not-the-token"}
     assert call(port, "POST", "/api/tasks/T-001/approve", {}, **wrong)[0] == 401
     form = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/x-www-form-urlencoded"}
@@ -125,7 +138,8 @@ def read_events(
     stream said it had sent all those written before it opened."""
     caught_up = caught_up if caught_up is not None else []
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=seconds)
-    conn.request("GET", path, headers={"Last-Event-ID": str(last)} if last else {})
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    conn.request("GET", path, headers={**headers, "Last-Event-ID": str(last)} if last else headers)
     answer = conn.getresponse()
     assert answer.status == 200 and answer.getheader("Content-Type", "").startswith(
         "text/event-stream"
@@ -220,7 +234,7 @@ def test_a_tasks_drawer_and_its_pictures_are_read_safely(served: tuple[int, Path
     (folder / "link.png").symlink_to(tmp)
     assert call(port, "GET", "/api/tasks/T-001")[1]["pictures"] == ["prototype.svg"]
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    conn.request("GET", "/api/tasks/T-001/pictures/prototype.svg")
+    conn.request("GET", "/api/tasks/T-001/pictures/prototype.svg", headers=READ)
     answer = conn.getresponse()
     answer.read()
     conn.close()

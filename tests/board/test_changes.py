@@ -21,7 +21,7 @@ from taskhand.run import moves
 from taskhand.state.events import EventKind
 from taskhand.state.paths import StateDir
 from taskhand.state.store import Store
-from tests.board.test_app import call, served, serving
+from tests.board.test_app import READ, call, served, serving
 from tests.pipeline.test_full import plan_repo, replay
 from tests.runs import run_plan
 
@@ -50,7 +50,7 @@ def test_the_event_stream_hears_a_run_whose_database_came_after_it(tmp_path: Pat
     assert not StateDir.for_repo(repo).database.exists()  # no run yet: no database
     with serving(repo) as port:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        conn.request("GET", "/api/events")
+        conn.request("GET", "/api/events", headers=READ)
         answer = conn.getresponse()
         assert answer.readline() == b"retry: 1000\n"  # the stream is open, looking
         run_plan(repo / "plan", repo, replay(tmp_path, "T-001", {}), settings={"pipeline": "full"})

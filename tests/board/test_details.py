@@ -19,7 +19,7 @@ import pytest
 from taskhand.board import diffs
 from taskhand.state.paths import StateDir
 from taskhand.state.records import Attempt, AttemptStatus
-from tests.board.test_app import call, serving
+from tests.board.test_app import READ, call, serving
 from tests.plans import md_task
 from tests.runs import git, make_repo, run_plan, write
 
@@ -332,7 +332,7 @@ def test_evidence_gives_each_found_criterion_its_screenshot(drawn: tuple[int, Pa
         ],
     }
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    conn.request("GET", "/api/tasks/T-001/pictures/found-2.png")
+    conn.request("GET", "/api/tasks/T-001/pictures/found-2.png", headers=READ)
     answer = conn.getresponse()
     shot = answer.read()
     conn.close()

@@ -1,6 +1,7 @@
 """The board's page in a real headless Chromium: the columns and cards show where each task
 stands, the title counts what waits for a person, a button makes the move, a second browser
-sees it live, and task text planted with markup shows as text."""
+with the token sees it live, one without it sees nothing of the board but how to open it, and
+task text planted with markup shows as text."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def test_a_person_approves_on_the_board_and_another_browser_sees_it(
     person = browser.new_page(viewport={"width": 1440, "height": 900})  # type: ignore[attr-defined]
     watcher = browser.new_context().new_page()  # type: ignore[attr-defined]
     person.goto(f"{address}#token={TOKEN}")
-    watcher.goto(address)
+    watcher.goto(f"{address}#token={TOKEN}")
     card = person.locator("[data-status=planned] [data-task=T-001]")
     card.wait_for()
     assert card.locator(".title").inner_text() == planted  # text, not markup
@@ -45,14 +46,16 @@ def test_a_person_approves_on_the_board_and_another_browser_sees_it(
     watcher.locator("[data-status=planned] [data-task=T-001]").wait_for()
     card.locator("button[data-move=approve]").click()
     person.locator("[data-status=ready] [data-task=T-001]").wait_for(timeout=5000)
-    # The second browser, with no token and no click, sees the move through the event stream.
+    # The second browser, with no click, sees the move through the event stream.
     watcher.locator("[data-status=ready] [data-task=T-001]").wait_for(timeout=3000)
     assert watcher.title() == "taskhand board"
-    # The watcher has no token: its move is refused, and the page says why.
-    watcher.locator("[data-task=T-001] button[data-move=park]").wait_for()
-    watcher.on("dialog", lambda dialog: dialog.accept("not now"))
-    watcher.locator("[data-task=T-001] button[data-move=park]").click()
-    notice = watcher.locator("#notice")
-    notice.wait_for(state="visible")
-    assert "a change needs the board's token" in notice.inner_text()
-    assert person.locator("[data-status=ready] [data-task=T-001]").count() == 1
+    # A page opened without the token shows nothing of the board, and says how to open it.
+    stranger = browser.new_context().new_page()  # type: ignore[attr-defined]
+    stranger.goto(address)
+    trouble = stranger.locator("#trouble")
+    trouble.wait_for(state="visible")
+    assert "opened without the board's key" in trouble.inner_text()
+    assert "Open the address the board printed in the terminal" in trouble.inner_text()
+    stranger.screenshot(path=str(tmp_path / "no-token.png"))
+    assert stranger.locator(".card").count() == 0
+    assert "Dark" not in stranger.content()

@@ -3,8 +3,8 @@ goes on beside it (`taskhand run --board`, the replay agent, the stand-in gh): a
 interview in the card's picker, revises a plan, approves one by dragging it onto the column
 it lands in (a drag against the rules is refused, saying why), accepts the prototype by
 key, parks a task and reopens it, approves by button, and sees each task delivered with its
-pull request. A second page, with no token, sees every move live; at each step the page,
-`show --json` and `stats` say the same of every task."""
+pull request. A second page (another browser's, with the token) sees every move live; at
+each step the page, `show --json` and `stats` say the same of every task."""
 
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ def steered(tmp_path: Path, isolated_home: Path, browser: Any) -> Iterator[Steer
         person.on("dialog", lambda dialog: dialog.accept(ANSWERS[dialog.message]))
         person.goto(f"{address}#token={token}")
         watcher = browser.new_context().new_page()
-        watcher.goto(address)
+        watcher.goto(f"{address}#token={token}")
         yield Steered(repo, env, person, watcher)
     finally:
         stop(process, seen)

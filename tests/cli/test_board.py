@@ -39,15 +39,15 @@ def address(seen: list[str]) -> tuple[int, str]:
     return int(found[1]), found[2]
 
 
-def lifecycle_of(port: int, task: str) -> str:
-    status, plan = call(port, "GET", "/api/plan")
+def lifecycle_of(port: int, token: str, task: str) -> str:
+    status, plan = call(port, "GET", "/api/plan", token=token)
     assert status == 200
     return next(str(t["lifecycle"]) for t in plan["tasks"] if t["id"] == task)
 
 
-def wait_for(port: int, task: str, wanted: str) -> None:
+def wait_for(port: int, token: str, task: str, wanted: str) -> None:
     deadline = time.monotonic() + WAIT_SECONDS
-    while (shown := lifecycle_of(port, task)) != wanted:
+    while (shown := lifecycle_of(port, token, task)) != wanted:
         assert time.monotonic() < deadline, f"{task} stayed {shown}, not {wanted}"
         time.sleep(0.2)
 
@@ -84,7 +84,7 @@ def test_a_move_on_the_board_is_carried_out_by_the_run_beside_it(
         read_until(board, "watching:", seen)
         port, token = address(seen)
         assert "goes on beside the board" in "".join(seen)
-        assert lifecycle_of(port, "T-001") == "planned"
+        assert lifecycle_of(port, token, "T-001") == "planned"
         # A second supervisor of the plan is refused, naming the first.
         second = subprocess.run(
             [sys.executable, "-m", "taskhand", "run", "plan", "--watch", "--script", str(script)],
@@ -101,7 +101,7 @@ def test_a_move_on_the_board_is_carried_out_by_the_run_beside_it(
             stop(other, watched)
         status, moved = approve(port, token, "T-001")
         assert status == 200, moved
-        wait_for(port, "T-001", "done")  # the run beside the board did the work
+        wait_for(port, token, "T-001", "done")  # the run beside the board did the work
     finally:
         text = stop(board, seen)
     assert "TaskTrack EXIT: Plan Completed" in text
@@ -121,10 +121,10 @@ def test_run_with_board_serves_it_and_open_opens_it(tmp_path: Path, isolated_hom
     try:
         read_until(process, "board: ", seen)
         port, token = address(seen)
-        wait_for(port, "T-001", "planned")
+        wait_for(port, token, "T-001", "planned")
         assert approve(port, token, "T-001")[0] == 200
         read_until(process, "the board stays up", seen)
-        assert lifecycle_of(port, "T-001") == "done"
+        assert lifecycle_of(port, token, "T-001") == "done"
         # --json keeps standard output to the events: each line there is one.
         events = [line for line in seen if line.startswith("{")]
         assert events and all(json.loads(line)["kind"] for line in events)
@@ -140,6 +140,6 @@ def test_run_with_board_serves_it_and_open_opens_it(tmp_path: Path, isolated_hom
             assert time.monotonic() < deadline, "the browser was not opened"
             time.sleep(0.1)
         assert opened.read_text() == f"http://127.0.0.1:{port}/#token={token}"
-        assert lifecycle_of(port, "T-001") == "done"
+        assert lifecycle_of(port, token, "T-001") == "done"
     finally:
         stop(board, shown)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from taskhand.delivery import DeliveryError, SetupError
-from taskhand.delivery.gh import Gh, PullRequest, github_repo, program
+from taskhand.delivery.gh import Gh, PullRequest, github_repo, is_web_address, program
 from tests.delivery.remotes import with_remote
 from tests.runs import git, make_repo
 
@@ -37,6 +37,24 @@ def test_the_program_is_taskhand_gh_when_set(monkeypatch: pytest.MonkeyPatch) ->
 )
 def test_the_repository_gh_is_pointed_at_comes_from_the_remote(url: str, slug: str | None) -> None:
     assert github_repo(url) == slug
+
+
+@pytest.mark.parametrize(
+    ("url", "web"),
+    [
+        ("https://github.com/owner/repo/pull/1", True),
+        ("HTTP://ghe.example:8443/team/app/pull/2", True),
+        ("javascript:alert(document.domain)//https://github.com/o/r/pull/1", False),
+        ("JavaScript://github.com/%0aalert(1)", False),
+        ("data:text/html,<script>alert(1)</script>", False),
+        ("https:javascript:alert(1)", False),  # no host
+        ("//github.com/owner/repo/pull/1", False),
+        ("file:///etc/passwd", False),
+        ("http://[::1", False),  # unparsable
+    ],
+)
+def test_only_a_web_address_is_a_pull_requests(url: str, web: bool) -> None:
+    assert is_web_address(url) is web
 
 
 def test_a_pull_request_is_found_once_created(

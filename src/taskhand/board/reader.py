@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from taskhand.delivery.gh import is_web_address
 from taskhand.pipeline import standing
 from taskhand.run.preflight import load
 from taskhand.state.events import Event
@@ -19,14 +20,17 @@ from taskhand.views import plan as views
 
 def plan_data(plan_root: Path, repo: Path) -> dict[str, Any]:
     """The plan as `taskhand show PLAN --json` gives it, from the same reader, with each task's
-    file named from the repository's root (whatever the current folder). A plan edited into
-    something invalid raises its PlanError."""
+    file named from the repository's root (whatever the current folder) and its pull request
+    only when its address is http(s) (a store written before delivery refused others may hold
+    a `javascript:` one). A plan edited into something invalid raises its PlanError."""
     plan = load(plan_root)
     statuses, standings = standing.read(plan, repo=repo)
     data = views.plan_json(plan, statuses, standings)
     for task, shown in zip(plan.tasks, data["tasks"], strict=True):
         if task.source is not None:
             shown["file"] = str(task.source.resolve().relative_to(repo))
+        if shown.get("pr") and not is_web_address(str(shown["pr"])):
+            shown["pr"] = None
     return data
 
 

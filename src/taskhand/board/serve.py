@@ -5,7 +5,6 @@ never logged.
 
 from __future__ import annotations
 
-import ipaddress
 import secrets
 import socket
 import threading
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from taskhand.board.app import Board, create
+from taskhand.board.guard import Hosts, is_loopback
 from taskhand.errors import UserError
 
 LOOPBACK = "127.0.0.1"
@@ -28,13 +28,6 @@ class BoardError(UserError):
 
 def new_token() -> str:
     return secrets.token_urlsafe(24)
-
-
-def is_loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
 
 
 def free_port(host: str = LOOPBACK) -> int:
@@ -81,12 +74,12 @@ def start(
     """Serve the board in a background thread; `say` gets the address and the token once."""
     import uvicorn  # here: only the board needs the server
 
-    board = Board(plan.resolve(), repo.resolve(), new_token())
     chosen = port or free_port(host if is_loopback(host) else LOOPBACK)
+    board = Board(plan.resolve(), repo.resolve(), new_token(), Hosts(host, chosen))
     if not is_loopback(host):
         say(
-            f"warning: the board listens on {host}, reachable from other machines; "
-            "anyone with the token can move tasks"
+            f"warning: the board listens on {host}, reachable from other machines over plain "
+            "HTTP; anyone with the token can read and move tasks"
         )
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         try:

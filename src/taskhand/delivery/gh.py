@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from taskhand.delivery import DeliveryError, SetupError
 from taskhand.host.process import Capture, Ran, run_group
@@ -47,6 +48,16 @@ def github_repo(url: str) -> str | None:
     if len(parts) != 2 or not all(parts):
         return None
     return f"{match['host']}/{parts[0]}/{parts[1]}"
+
+
+def is_web_address(url: str) -> bool:
+    """Whether `url` is an http(s) address with a host: the only kind recorded as a pull
+    request's, or shown as a link (a `javascript:` one would run in a person's browser)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
 
 
 class PullState(StrEnum):
@@ -107,7 +118,7 @@ class Gh:
             raise DeliveryError(
                 f"gh pr view {branch} printed no address: {self._clean(ran.stdout)}"
             ) from None
-        return PullRequest(self._clean(url), state)
+        return PullRequest(self._address(url, f"gh pr view {branch}"), state)
 
     def pr_create(self, base: str, branch: str, title: str, body_file: Path) -> str:
         """Open a pull request of `branch` into `base`; its address."""
@@ -119,7 +130,7 @@ class Gh:
         url = next((line for line in reversed(lines) if line.startswith("http")), "")
         if not url:
             raise DeliveryError(f"gh pr create printed no address: {self._why(ran)}")
-        return self._clean(url)
+        return self._address(url, "gh pr create")
 
     def _call(self, *args: str) -> Ran:
         command = f"{self.name} {' '.join(args[:2])}"
@@ -142,6 +153,17 @@ class Gh:
         """The line of gh's output that says what went wrong."""
         lines = [line for line in f"{ran.stderr}\n{ran.stdout}".splitlines() if line.strip()]
         return self._clean(lines[0] if lines else f"exit code {ran.code}")
+
+    def _address(self, url: str, command: str) -> str:
+        """The pull request's address gh printed, when it is a web address: anything else is
+        never recorded (a board would link it)."""
+        cleaned = self._clean(url)
+        if not is_web_address(cleaned):
+            raise DeliveryError(
+                f"{command} printed an address that is not http(s): {cleaned}",
+                fix="check which gh runs ($TASKHAND_GH, or gh on PATH)",
+            )
+        return cleaned
 
     def _clean(self, text: str) -> str:
         return shorten(printable(self.redact(text.strip())), 300)

@@ -2,8 +2,8 @@
 // reader `taskhand show --json` uses), kept live by the event stream. A person moves a task
 // by a button, a key, or a drag onto the column the move lands in; the server checks each.
 
-import { notice, send, token } from "./api.js";
-import { dollars, element, since } from "./dom.js";
+import { locked, notice, send, stopped, token, withToken } from "./api.js";
+import { dollars, element, since, webAddress } from "./dom.js";
 import { closeDrawer, openDrawer, openedTask } from "./drawer.js";
 import { follow, showWorking } from "./live.js";
 
@@ -81,10 +81,13 @@ function card(task, done) {
   const moves = element("div", "moves");
   for (const name of task.moves || []) if (name !== "answer") moves.append(moveButton(task, name));
   made.append(moves);
-  if (task.pr) {
+  const address = task.pr && webAddress(task.pr);
+  if (address) {
     const link = element("a", "pr", `pull request ${task.pr.split("/").pop()}`);
-    link.href = task.pr; link.rel = "noopener noreferrer"; link.target = "_blank";
+    link.href = address; link.rel = "noopener noreferrer"; link.target = "_blank";
     made.append(link);
+  } else if (task.pr) {
+    made.append(element("p", "pr", `pull request: ${task.pr}`));  // shown, never a link
   }
   made.draggable = Object.keys(task.lands || {}).length > 0 || task.working;
   return made;
@@ -162,7 +165,14 @@ function column(status, tasks, done) {
 let shownText = "";  // the plan's answer as last drawn: an answer the same draws nothing
 
 async function refresh() {
-  const answer = await fetch("/api/plan", { headers: { "Accept": "application/json" } });
+  if (stopped) return;
+  let answer;
+  try {
+    answer = await fetch("/api/plan", { headers: withToken({ "Accept": "application/json" }) });
+  } catch {
+    return;  // the board away: the event stream says so, and reads again when it is back
+  }
+  if (answer.status === 401) { locked(); return; }
   const text = await answer.text();
   if (!answer.ok) {
     const data = JSON.parse(text);
@@ -193,8 +203,7 @@ function draw(found) {
   const waiting = plan.tasks.filter((t) => t.waiting && !t.working);
   document.getElementById("summary").textContent =
     `${plan.tasks.length} task${plan.tasks.length === 1 ? "" : "s"}; ` +
-    `${waiting.length} wait${waiting.length === 1 ? "s" : ""} for a person` +
-    (token ? "" : " · read-only: open the address the board printed to make moves");
+    `${waiting.length} wait${waiting.length === 1 ? "s" : ""} for a person`;
   document.title = waiting.length ? `(${waiting.length}) taskhand board` : "taskhand board";
   announce(waiting);
 }
@@ -262,5 +271,10 @@ setInterval(() => {
   }
 }, 1000);
 
-refresh();
-follow(refresh);
+// Without the token the page shows nothing of the board but how to open it.
+if (token) {
+  refresh();
+  follow(refresh);
+} else {
+  locked();
+}

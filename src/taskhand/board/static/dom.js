@@ -41,3 +41,11 @@ export function since(iso) {
 export function dollars(cost) {
   return `$${(cost || 0).toFixed(cost >= 1 ? 2 : 4)}`;
 }
+
+// The address a link may point at: an http(s) one, as the browser parses it; null for any
+// other (a javascript: address would run in the page).
+export function webAddress(address) {
+  let url;
+  try { url = new URL(String(address)); } catch { return null; }
+  return (url.protocol === "http:" || url.protocol === "https:") && url.hostname ? url.href : null;
+}

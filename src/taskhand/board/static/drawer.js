@@ -3,7 +3,7 @@
 // open. The tab picked stays; the drawer's elements stay, and a tab's content is replaced only
 // when what it shows changed, so nothing flickers while a run goes on.
 
-import { read, send } from "./api.js";
+import { picture as shownPicture, read, send } from "./api.js";
 import { element } from "./dom.js";
 import { attemptsTab, diffTab, unitsTab } from "./work.js";
 
@@ -129,10 +129,8 @@ function section(heading, ...content) {
 }
 
 function picture(task, name) {
-  const shown = element("img");
-  shown.alt = name;
-  shown.src = `/api/tasks/${encodeURIComponent(task.id)}/pictures/${encodeURIComponent(name)}`;
-  return shown;
+  return shownPicture(
+    `/api/tasks/${encodeURIComponent(task.id)}/pictures/${encodeURIComponent(name)}`, name);
 }
 
 function taskTab(task, found) {

@@ -1,8 +1,10 @@
-// Live: the plan's events through Server-Sent Events (the browser resumes with
-// Last-Event-ID after a drop, so nothing is missed), shown in the Live dock as they come,
+// Live: the plan's events through Server-Sent Events, shown in the Live dock as they come,
 // and a call to read the plan again when one may have moved a card. Beside them, the tail of
-// each working unit's transcript as the harness writes it.
+// each working unit's transcript as the harness writes it. The stream is read with fetch, not
+// EventSource, which cannot send the token's header; a dropped stream is opened again with
+// Last-Event-ID, as EventSource would, so nothing is missed.
 
+import { answering, away, locked, read, stopped, withToken } from "./api.js";
 import { element } from "./dom.js";
 
 const KEPT = 200;  // events the dock keeps on the page; older ones drop off
@@ -10,15 +12,13 @@ const KEPT = 200;  // events the dock keeps on the page; older ones drop off
 const QUIET = new Set(["step", "warning", "gate", "verdict"]);
 const TAIL = 30;  // transcript lines a working unit's pane shows
 const EVERY = 2000;  // ms between reads of a working unit's transcript, besides its events
+const AGAIN = 1000;  // ms before a dropped stream is opened again
 
 const working = new Map();  // task id -> what its pane shows: { task, unit, pane, ... }
 let ticking = null;
 let drawn = false;
 
-export function follow(onMove) {
-  // The newest events for the dock, not the whole history; a reconnect resumes after the
-  // last one heard (the browser sends Last-Event-ID), missing nothing.
-  const stream = new EventSource(`/api/events?tail=${KEPT}`);
+export async function follow(onMove) {
   let pending = null;
   const soon = () => {
     clearTimeout(pending);
@@ -27,19 +27,79 @@ export function follow(onMove) {
   // The events written before a connection (the server says when it has sent them all)
   // are in the plan the page reads anyway: only those after them read it again.
   let live = false;
-  stream.addEventListener("caught_up", () => {
-    if (live) soon();  // a reconnect: what was missed meanwhile may have moved a card
-    live = true;
-  });
-  stream.addEventListener("message", (message) => {
-    let event;
-    try { event = JSON.parse(message.data); } catch { return; }
-    show(event);
-    const shown = working.get(event.task_id);
-    if (shown) readTail(shown);
-    if (live && !QUIET.has(event.kind)) soon();
-  });
-  return stream;
+  const heard = {
+    caught_up() {
+      if (live) soon();  // a reconnect: what was missed meanwhile may have moved a card
+      live = true;
+    },
+    message(data) {
+      let event;
+      try { event = JSON.parse(data); } catch { return; }
+      show(event);
+      const shown = working.get(event.task_id);
+      if (shown) readTail(shown);
+      if (live && !QUIET.has(event.kind)) soon();
+    },
+  };
+  // The newest events for the dock, not the whole history; a reconnect resumes after the
+  // last one heard, missing nothing.
+  const last = { id: null };
+  for (;;) {
+    const ended = await listen(last, heard);
+    if (ended === "locked") return;
+    await new Promise((done) => setTimeout(done, AGAIN));
+  }
+}
+
+// One connection of the stream, until it drops: each message to `heard`, by its event name.
+async function listen(last, heard) {
+  const headers = withToken({ "Accept": "text/event-stream" });
+  if (last.id !== null) headers["Last-Event-ID"] = last.id;
+  let answer;
+  try {
+    answer = await fetch(`/api/events?tail=${KEPT}`, { headers, cache: "no-store" });
+  } catch {
+    away();
+    return "dropped";
+  }
+  if (answer.status === 401) { locked(); return "locked"; }
+  if (!answer.ok || !answer.body) { away(); return "dropped"; }
+  answering();
+  const lines = answer.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  try {
+    for (;;) {
+      const { value, done } = await lines.read();
+      if (done) break;
+      buffer += value;
+      let end;
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        dispatch(buffer.slice(0, end), last, heard);
+        buffer = buffer.slice(end + 2);
+      }
+    }
+  } catch {
+    // The connection broke: opened again after a moment.
+  }
+  away();
+  return "dropped";
+}
+
+// One message of the stream (its lines up to a blank one): `id:`, `event:`, `data:`;
+// a line starting with a colon is a comment (the server's heartbeat).
+function dispatch(block, last, heard) {
+  let name = "message";
+  const data = [];
+  for (const line of block.split("\n")) {
+    const colon = line.indexOf(":");
+    if (colon === 0) continue;
+    const field = colon < 0 ? line : line.slice(0, colon);
+    const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+    if (field === "id") last.id = value;
+    else if (field === "event") name = value;
+    else if (field === "data") data.push(value);
+  }
+  if (data.length && heard[name]) heard[name](data.join("\n"));
 }
 
 // The working units as the plan just read says: a pane per task a unit works on (several
@@ -81,17 +141,15 @@ function workingPane(task) {
 
 // One read at a time per pane; an event that comes during one asks for one more after it.
 async function readTail(shown) {
-  if (!shown.unit) return;
+  if (!shown.unit || stopped) return;
   if (shown.reading) { shown.again = true; return; }
   shown.reading = true;
   try {
     const unit = `/api/tasks/${encodeURIComponent(shown.task)}/units/${shown.unit.id}`;
-    const answer = await fetch(`${unit}/transcript?tail=${TAIL}`,
-      { headers: { "Accept": "application/json" } });
-    const found = await answer.json();
-    if (answer.ok) drawTail(shown.pane.querySelector("ol.lines"), found.lines);
-  } catch {
-    // The board's server is away for a moment: the next event or tick reads again.
+    // A refusal is not shown: the board's server away for a moment, the next event or tick
+    // reads again.
+    const found = await read(`${unit}/transcript?tail=${TAIL}`, () => {});
+    if (found) drawTail(shown.pane.querySelector("ol.lines"), found.lines);
   } finally {
     shown.reading = false;
   }

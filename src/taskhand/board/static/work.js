@@ -3,6 +3,7 @@
 // diff and a transcript are read when asked for and kept: a commit and an ended unit's
 // transcript never change (a working unit's grows: it is read again at each redraw).
 
+import { read } from "./api.js";
 import { dollars, element, table } from "./dom.js";
 
 const diffs = new Map();  // attempt id -> its change, as read
@@ -14,10 +15,9 @@ const TAIL = 200;
 
 // A read whose refusal the tab shows in place (the page's notice is for moves).
 async function quietly(path) {
-  const answer = await fetch(path, { headers: { "Accept": "application/json" } });
-  let data;
-  try { data = await answer.json(); } catch { data = { error: "unreadable answer", fix: "reload" }; }
-  return answer.ok ? { data } : { error: `${data.error} (fix: ${data.fix})` };
+  let why = "the board does not answer (fix: reload when it is back)";
+  const data = await read(path, (text) => { why = text; });
+  return data ? { data } : { error: why };
 }
 
 function label(attempt, attempts) {
