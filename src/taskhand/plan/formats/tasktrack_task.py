@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from taskhand.plan.formats import prose
 from taskhand.plan.formats.criteria import CriterionError, parse_criterion
 from taskhand.plan.formats.minimark import (
     Doc,
@@ -62,8 +63,14 @@ def parse_task_text(text: str, out: Collector, expected_id: str) -> Task | None:
     return task
 
 
+# The fields that hold text, written as prose (prose.py) and read back as it was.
+PROSE_FIELDS = ("Description", *OUTCOME_FIELDS)
+
+
 def _apply_field(task: Task, f: Field, out: Collector) -> None:
     task.lines.setdefault(f.name.lower(), f.line)
+    if f.name in PROSE_FIELDS or (f.name not in TASK_FIELDS and f.name not in EXTENSIONS):
+        f.value = prose.unescape(f.value)
     if f.name == "Status":
         status = STATUS_CODES.get(f.value)
         if status is not None:
