@@ -21,6 +21,7 @@ from taskhand.state.paths import StateDir
 
 REVIEW = "### Review"
 _REVIEW_LINE = re.compile(r"^###\s+Review\s*$", re.MULTILINE)
+_REVIEW_MARK = re.compile(r"###\s+Review\s*$")  # what a review's text escapes (prose.py)
 SPEC, PLAN, QUESTIONS = "spec", "plan", "questions"
 
 
@@ -88,12 +89,13 @@ class Documents:
 
 def reviews(plan_text: str) -> list[str]:
     """The `### Review` blocks of a plan, oldest first, each as its person wrote it."""
-    return [prose.unescape(r.strip()) for r in _REVIEW_LINE.split(plan_text)[1:] if r.strip()]
+    blocks = _REVIEW_LINE.split(plan_text)[1:]
+    return [prose.unescape(r.strip(), _REVIEW_MARK) for r in blocks if r.strip()]
 
 
 def _review_block(text: str) -> str:
     """A review under its heading, as prose: a `### Review` line in it starts no block."""
-    return f"{REVIEW}\n\n{prose.escape(text)}"
+    return f"{REVIEW}\n\n{prose.escape(text, _REVIEW_MARK)}"
 
 
 def option_line(question: Question, index: int) -> str:

@@ -2,11 +2,13 @@
 
 A line of it that a reader or an editor of either dialect would take as structure (a heading
 that starts a section or a phase, a front matter fence, a code fence, a TaskTrack
-`**Field**:`, an overview entry or checkbox `- [ ]`, a plan's `### Review` block) is written
-with a backslash before its first mark, as Markdown escapes it; a line that already starts
-with backslashes before such a mark gets one more, so reading takes exactly one off and gives
-the text back. Line breaks are written as `\\n`, since the Markdown reader splits lines at
-every Unicode break and TaskTrack's at `\\n` only.
+`**Field**:`, an overview entry or checkbox `- [ ]`) is written with a backslash before its
+first mark, as Markdown escapes it; a line that already starts with backslashes before such a
+mark gets one more, so reading takes exactly one off and gives the text back. Line breaks are
+written as `\\n`, since the Markdown reader splits lines at every Unicode break and
+TaskTrack's at `\\n` only. Text composed inside a section (a plan's `### Review` blocks) is
+escaped the same way against the lines its own reader takes as structure, before the section
+is escaped as a whole.
 """
 
 from __future__ import annotations
@@ -20,7 +22,6 @@ STRUCTURE = re.compile(
     | (?:```|~~~)                      # a code fence, which section edits count
     | \*\*[A-Za-z][A-Za-z\ ]*\*\*:     # a TaskTrack field
     | [*-]\s+\[                        # an overview entry, a checkbox
-    | \#\#\#\s+Review\s*$              # a person's review of a plan
     """,
     re.VERBOSE,
 )
@@ -32,15 +33,16 @@ def normal(text: str) -> str:
     return "\n".join(text.splitlines()).strip()
 
 
-def escape(text: str) -> str:
+def escape(text: str, structure: re.Pattern[str] = STRUCTURE) -> str:
     """`text` (normalised) as it is written into a plan file: each line that would read as
-    structure gets one more backslash before its mark."""
-    return "\n".join(_escape_line(line) for line in normal(text).split("\n"))
+    `structure` gets one more backslash before its mark."""
+    lines = normal(text).split("\n")
+    return "\n".join(_escape_line(line, structure) for line in lines)
 
 
-def unescape(text: str) -> str:
+def unescape(text: str, structure: re.Pattern[str] = STRUCTURE) -> str:
     """The text `escape` wrote, as it was: one backslash fewer before each escaped mark."""
-    return "\n".join(_unescape_line(line) for line in text.split("\n"))
+    return "\n".join(_unescape_line(line, structure) for line in text.split("\n"))
 
 
 def one_line(text: str) -> str:
@@ -49,15 +51,15 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _escape_line(line: str) -> str:
+def _escape_line(line: str, structure: re.Pattern[str]) -> str:
     match = _LINE.fullmatch(line)
     assert match is not None  # the pattern matches every line
     indent, slashes, rest = match.groups()
-    return f"{indent}\\{slashes}{rest}" if STRUCTURE.match(rest) else line
+    return f"{indent}\\{slashes}{rest}" if structure.match(rest) else line
 
 
-def _unescape_line(line: str) -> str:
+def _unescape_line(line: str, structure: re.Pattern[str]) -> str:
     match = _LINE.fullmatch(line)
     assert match is not None
     indent, slashes, rest = match.groups()
-    return f"{indent}{slashes[1:]}{rest}" if slashes and STRUCTURE.match(rest) else line
+    return f"{indent}{slashes[1:]}{rest}" if slashes and structure.match(rest) else line
