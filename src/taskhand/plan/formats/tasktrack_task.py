@@ -30,6 +30,9 @@ STATUS_CODES = dict(Status.__members__)  # "OPEN" -> Status.OPEN, ...
 
 # Fields taskhand adds to a task file, with the values each takes.
 EXTENSIONS = {"Kind": ("logic", "ui", "vague"), "Pipeline": ("default", "full")}
+# What `taskhand convert` carries from a Markdown task that TaskTrack has no field for (its
+# paths, agent, model, ...): kept among the task's other fields, without a warning.
+CARRIED = "Markdown settings"
 
 
 def parse_task_text(text: str, out: Collector, expected_id: str) -> Task | None:
@@ -122,6 +125,8 @@ def _apply_field(task: Task, f: Field, out: Collector) -> None:
     elif f.name in EXTENSIONS:
         choices = ", ".join(EXTENSIONS[f.name])
         out.error(f.line, f"**{f.name}** is {f.value!r}", f"use one of {choices}", "extension")
+    elif f.name == CARRIED:
+        task.extra[f.name] = f.value
     else:
         task.extra[f.name] = f.value
         out.warn(
