@@ -17,7 +17,7 @@ import re
 
 STRUCTURE = re.compile(
     r"""
-      \#{1,2}(?:\s|$)                  # a title, a task's section, a phase, a carried section
+      \#\#(?:\s|$)                     # a task's section, a phase, an overview's end
     | -{3,}\s*$                        # the front matter's fence
     | (?:```|~~~)                      # a code fence, which section edits count
     | \*\*[A-Za-z][A-Za-z\ ]*\*\*:     # a TaskTrack field
