@@ -1,8 +1,9 @@
 """The Markdown tasks dialect: `overview.md` plus one `T-NNN-slug.md` per task.
 
 Parsing follows Tilth's loader rule for rule, so every folder Tilth accepts yields the
-same ids, titles, descriptions and criteria here, and every folder it rejects is rejected.
-Our extensions are optional frontmatter keys that Tilth ignores. Files are only read.
+same ids, titles, descriptions and criteria here, and every folder it rejects is rejected;
+but a description line escaped as prose (prose.py) reads without its backslash, which Tilth
+keeps. Our extensions are optional frontmatter keys that Tilth ignores. Files are only read.
 """
 
 from __future__ import annotations
