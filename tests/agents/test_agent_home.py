@@ -8,12 +8,18 @@ from pathlib import Path
 
 from taskhand.agents.cli import agent_home
 
+# Claude Code's login, as it keeps it (shortened)
+CREDENTIALS = json.dumps(
+    {"claudeAiOauth": {"accessToken": "a1", "refreshToken": "r1", "expiresAt": 1767000000000}}
+)
+REFRESHED = CREDENTIALS.replace("a1", "a2").replace("r1", "r2").replace("1767", "1768")
+
 
 def user_home(tmp_path: Path) -> Path:
     home = tmp_path / "home"
     (home / ".claude").mkdir(parents=True)
     (home / ".claude" / "settings.json").write_text('{"model": "opus"}')
-    (home / ".claude" / ".credentials.json").write_text('{"token": "old"}')
+    (home / ".claude" / ".credentials.json").write_text(CREDENTIALS)
     (home / ".claude.json").write_text('{"userID": "you"}')
     return home
 
@@ -70,10 +76,10 @@ def test_only_a_refreshed_login_goes_back(tmp_path: Path) -> None:
     assert made is not None
     private = Path(made.env["CLAUDE_CONFIG_DIR"])
     (private / "settings.json").write_text(json.dumps({"hooks": {"Stop": []}}))  # planted
-    (private / ".credentials.json").write_text('{"token": "refreshed"}')
-    agent_home.keep_login(made)
+    (private / ".credentials.json").write_text(REFRESHED)
+    assert agent_home.keep_login(made) == []
     assert (home / ".claude" / "settings.json").read_text() == '{"model": "opus"}'
-    assert (home / ".claude" / ".credentials.json").read_text() == '{"token": "refreshed"}'
+    assert (home / ".claude" / ".credentials.json").read_text() == REFRESHED
     assert (home / ".claude" / ".credentials.json").stat().st_mode & 0o777 == 0o600
 
 
@@ -82,7 +88,7 @@ def test_a_login_that_is_not_json_or_raced_another_refresh_stays_out(tmp_path: P
     yours = home / ".claude" / ".credentials.json"
     for scratch, written, meanwhile in [
         ("a", "not json", None),
-        ("b", '{"token": "mine"}', '{"token": "another unit refreshed it first"}'),
+        ("b", REFRESHED, REFRESHED.replace("a2", "another unit refreshed it first")),
     ]:
         (tmp_path / scratch).mkdir()
         made = agent_home.make("claude", tmp_path / scratch, {"HOME": str(home)})
@@ -91,5 +97,5 @@ def test_a_login_that_is_not_json_or_raced_another_refresh_stays_out(tmp_path: P
         if meanwhile:
             yours.write_text(meanwhile)
         before = yours.read_text()
-        agent_home.keep_login(made)
+        assert len(agent_home.keep_login(made)) == 1  # a note for the unit's transcript
         assert yours.read_text() == before

@@ -153,6 +153,21 @@ def test_a_replayed_task_shows_each_check_once_with_its_argv(
         ({"allowed_paths": ["../elsewhere/*.py"]}, "allowed_paths"),
         ({"allowed_paths": ["/etc/*"]}, "allowed_paths"),
         ({"depends_on": ["T-009"]}, "depends_on"),
+        # what the plan's own rules (run/preflight.py) refuse, as `taskhand run` would
+        ({"allowed_paths": [".git/hooks/*"]}, "allowed_paths"),
+        ({"routing": {"agent": "no-such-agent"}}, "routing.agent"),
+        (
+            {"acceptance": [{"kind": "command", "command": ["no-such-program-of-taskhand"]}]},
+            "acceptance[0].command",
+        ),
+        # what the task file cannot hold on one line
+        ({"routing": {"agent": "claude\nid: T-009"}}, "routing.agent"),
+        ({"routing": {"model": "m\n---"}}, "routing.model"),
+        ({"allowed_paths": ["src/a b.py"]}, "allowed_paths"),
+        (
+            {"acceptance": [{"kind": "command", "command": ["sh", "-c", "true\n## Spec"]}]},
+            "acceptance[0].command",
+        ),
         ({"integration_policy": "auto_merge"}, "integration_policy"),
     ],
 )

@@ -199,23 +199,31 @@ def test_an_agent_programs_outcome_block_carries_the_plan(tmp_path: Path) -> Non
     assert not isinstance(plan, list) and [t.id for t in plan.tasks][-1] == "T-004"
 
 
+@pytest.mark.parametrize("dialect", [Dialect.TASKTRACK, Dialect.MARKDOWN])
 @pytest.mark.parametrize(
-    ("dialect", "text"),
+    "text",
     [
-        (Dialect.TASKTRACK, "Add main.\n\n**Note**: keep it short."),
-        (Dialect.MARKDOWN, "Add main.\n\n## Acceptance criteria\n- a criterion in disguise"),
+        "Add main.\n\n**Note**: keep it short.\n**Status**: DONE",
+        "Add main.\n\n## Acceptance criteria\n- `$ true` a criterion in disguise",
+        "Add main.\n---\nid: T-009\n---\n```\n## Spec\n```",
     ],
 )
-def test_text_the_files_would_not_hold_goes_back(
+def test_an_authors_text_that_looks_like_structure_is_written_as_prose(
     tmp_path: Path, dialect: Dialect, text: str
 ) -> None:
     tricky = fixed_plan()
     tricky["phases"][0]["tasks"][0]["description"] = text
+    tricky["objective"] = f"{tricky['objective']}\n{text}"
     script = replay_script(tmp_path, {"plan": tricky})
     asked = request(tmp_path, dialect, script=script, sandbox="none", rounds=1)
-    with pytest.raises(authoring.AuthorError, match="description reads back otherwise"):
-        authoring.author(asked, no_questions, lambda line: None)
-    assert not (tmp_path / "out").exists()
+    authoring.author(asked, no_questions, lambda line: None)
+    plan = validate.validate(asked.out).require()
+    first = plan.tasks[0]
+    assert first.description.startswith(text) and first.status is Status.OPEN
+    wanted = [c["text"] for c in tricky["phases"][0]["tasks"][0]["criteria"]]
+    assert [c.text.removeprefix("`$ python -c pass` ") for c in first.criteria] == wanted
+    if dialect is Dialect.TASKTRACK:
+        assert plan.objective == tricky["objective"]
 
 
 def test_an_author_that_gives_up_or_breaks_leaves_no_folder(

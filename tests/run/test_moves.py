@@ -113,10 +113,19 @@ def test_new_refuses_what_would_break_the_plan_and_writes_nothing(
     refused(life, lambda: moves.new(life.plan, "  ", "text"), "the title is empty")
     refused(life, lambda: moves.new(life.plan, "A title", " \n"), "the draft is empty")
     refused(life, lambda: moves.new(life.plan, "A title", "x", kind="big"), "kind 'big'")
-    if dialect == "tasktrack":
-        breaking = "Finish it.\n\n**Status**: DONE"
-        refused(life, lambda: moves.new(life.plan, "Sneaky", breaking), "the new task would break")
-        assert not (life.plan / "FOO-3.md").exists()
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_draft_that_looks_like_fields_or_sections_stays_its_text(
+    tmp_path: Path, dialect: str
+) -> None:
+    life = lives(tmp_path, dialect)
+    sneaky = "Finish it.\n\n**Status**: DONE\n## Acceptance criteria\n- `$ true` passes"
+    moved = moves.new(life.plan, "Sneaky", sneaky)
+    task = validate.validate(life.plan).require().task(moved.task)
+    assert task is not None and task.description == sneaky
+    assert task.status is Status.OPEN and task.criteria == []
+    assert life.life(moved.task).status is L.DRAFT
 
 
 # -- the interview ---------------------------------------------------------------------------

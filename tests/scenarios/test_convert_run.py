@@ -44,6 +44,7 @@ def test_a_markdown_plan_converted_to_tasktrack_runs_and_converts_back(tmp_path:
     assert [(t.id, t.phase, t.paths) for t in back.tasks] == [
         ("T-001", 1, []), ("T-002", 2, ["two.txt"])
     ]  # fmt: skip
-    assert "- Status: DONE" in back.tasks[0].description
-    assert "- Resolution: Wrote one.txt." in back.tasks[0].description
+    record = back.tasks[0].documents["tasktrack record"]  # apart from the description
+    assert "- Status: DONE" in record and "- Resolution: Wrote one.txt." in record
+    assert back.tasks[0].description == "Write one.txt."
     assert [c.check.argv for c in back.tasks[1].criteria if c.check] == [("test", "-f", "two.txt")]

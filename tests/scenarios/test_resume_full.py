@@ -28,7 +28,7 @@ import pytest
 from taskhand import config as runconfig
 from taskhand.config import Flags
 from taskhand.pipeline.lifecycle import plan_key
-from taskhand.plan.formats.sections import nested
+from taskhand.plan.formats.prose import normal
 from taskhand.plan.model import Status
 from taskhand.plan.validate import validate
 from taskhand.run import launch, moves
@@ -323,9 +323,9 @@ def verify_markdown_files(c: FullCampaign, asked: set[str]) -> None:
                 **({"## Questions": 1} if task.id in asked else {}),
             }
         ), f"{where}: {task.id}'s sections {headings}:\n{text}"
-        # A document's own `## ` headings go one level down, inside its section.
-        assert task.documents["spec"] == nested(fp.spec(task.id)), f"{where}:\n{text}"
-        assert task.documents["plan"] == nested(fp.planned(task.id)), f"{where}:\n{text}"
+        # A document reads back as it was written, its own `## ` headings and all.
+        assert task.documents["spec"] == normal(fp.spec(task.id)), f"{where}:\n{text}"
+        assert task.documents["plan"] == normal(fp.planned(task.id)), f"{where}:\n{text}"
         assert task.description == c.descriptions[task.id], f"{where}:\n{text}"
         paragraphs = Counter(p.strip() for p in text.split("\n\n") if p.strip())
         twice = [p for p, n in paragraphs.items() if n > 1]
@@ -481,7 +481,7 @@ def test_sigkill_in_every_stage(tmp_path: Path, home: Path, seed: int, dialect: 
             docs = Documents(load(c.plan), StateDir.for_repo(c.repo))
             task = load(c.plan).task(built.ui)
             spec = built.spec(built.ui)
-            wanted = nested(spec) if dialect == "markdown" else spec  # an artifact is its own file
+            wanted = normal(spec) if dialect == "markdown" else spec  # an artifact is its own file
             assert task is not None and docs.read(task, "spec") == wanted, c.where()
         if kill.startswith("call:shutil"):  # the picture is kept, its copy not yet wiped
             assert c.life(built.ui).status is L.PROTOTYPE, c.where()

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from taskhand.plan import carried
+from taskhand.plan.formats import prose
 from taskhand.plan.formats.criteria import CriterionError, parse_criterion
 from taskhand.plan.formats.tasktrack import CODE_RE
 from taskhand.plan.model import Criterion, Dialect, Phase, Plan, Status, Task, counter
@@ -139,10 +141,11 @@ def task_id(number: int, dialect: Dialect, code: str) -> str:
 
 def markdown_overview(plan: Plan, resources: tuple[str, ...]) -> str:
     """A Markdown plan's overview: its goal, its phases by title, and its requirements."""
-    phases = "\n".join(f"{p.number}. {p.title}" for p in plan.phases)
+    phases = "\n".join(f"{p.number}. {prose.one_line(p.title)}" for p in plan.phases)
     read = "\n".join(f"- {r}" for r in resources) or "- none"
+    goal = carried.overview_prose(plan.objective)
     return (
-        f"# {plan.title}\n\n## Goal\n{plan.objective}\n\n## Phases\n{phases}\n\n"
+        f"# {prose.one_line(plan.title)}\n\n## Goal\n{goal}\n\n## Phases\n{phases}\n\n"
         f"## Requirements\n{read}\n"
     )
 
@@ -251,7 +254,9 @@ def differences(built: Plan, read: Plan) -> list[str]:
     """What of `built` reads back otherwise from its written files (text that looks like a
     field or a heading of the dialect), one line each; [] when the files hold it all."""
     found = []
-    if _words(built.objective) not in _words(read.objective or read.overview_text):
+    if _words(built.objective) not in _words(
+        read.objective or carried.overview_text(read.overview_text)
+    ):
         found.append("the objective reads back otherwise from the overview")
     by_id = read.by_id()
     for task in built.tasks:

@@ -1,20 +1,25 @@
-"""What one dialect holds and the other has no field for, carried as text the reverse
-conversion reads back: a TaskTrack task's status, timestamps, requests and outcome in a
-Markdown task's `## TaskTrack record` section; a Markdown task's settings (paths, agent, ...)
-in a closing paragraph of a TaskTrack description; the plan's code, creation time,
-resources and phase titles in the Markdown overview's `## TaskTrack plan` section.
+"""What one dialect holds and the other has no field for, carried where no text a person or an
+agent wrote can forge it, for the reverse conversion to read back: a TaskTrack task's status,
+timestamps, requests and outcome in a Markdown task's `## TaskTrack record` section (kept
+apart from its description); a Markdown task's settings (paths, agent, ...) in a TaskTrack
+task's `**Markdown settings**` field; the plan's code, creation time, resources and phase
+titles in the Markdown overview's `## TaskTrack plan` section, the overview's prose escaped
+so that no line of it is that section (plan/formats/prose.py).
 """
 
 from __future__ import annotations
 
 import re
 
-RECORD = "TaskTrack record"  # a Markdown task's section
+from taskhand.plan.formats import markdown, prose, tasktrack_task
+
+RECORD = markdown.RECORD  # a Markdown task's section, kept apart from its description
 PLAN_RECORD = "TaskTrack plan"  # the Markdown overview's section
-SETTINGS = "Markdown settings (taskhand convert):"  # a TaskTrack description's last paragraph
+SETTINGS = tasktrack_task.CARRIED  # a TaskTrack task's field
 
 _HEADING = re.compile(r"^(#{2,6})(\s+\S.*)$")
 _ITEM = re.compile(r"^- (?P<name>[A-Za-z][\w -]*?):(?: (?P<value>.*))?$")
+_PLAN_MARK = re.compile(rf"##\s+{PLAN_RECORD}\s*$", re.IGNORECASE)  # what overview prose escapes
 
 Items = list[tuple[str, str]]
 
@@ -73,25 +78,15 @@ def take_section(text: str, heading: str) -> tuple[str, Items]:
     return rest, parse_items(found[0])
 
 
-def add_section(text: str, heading: str, items: Items) -> str:
-    """`text` (a description or an overview body) with a `## heading` section of `items`."""
-    if not items:
-        return text
-    has_headings = any(h for h, _ in sections(text))
-    body = text if has_headings or not text else f"## Description\n{text}"
-    return f"{body}\n\n## {heading}\n{render_items(items)}".lstrip("\n")
+def overview_prose(text: str) -> str:
+    """A Markdown overview's prose as written: no line of it reads as the `## TaskTrack plan`
+    section (the overview's one other line a reader takes as structure is its first, the title)."""
+    return prose.escape(text, _PLAN_MARK)
 
 
-def take_settings(description: str) -> tuple[str, Items]:
-    """A TaskTrack description without its closing settings paragraph, and its items."""
-    head, marker, tail = description.rpartition(f"\n\n{SETTINGS}\n")
-    if not marker:
-        return description, []
-    return head.rstrip(), parse_items(tail)
-
-
-def add_settings(description: str, items: Items) -> str:
-    return f"{description}\n\n{SETTINGS}\n{render_items(items)}" if items else description
+def overview_text(text: str) -> str:
+    """What `overview_prose` wrote, as it was."""
+    return prose.unescape(text, _PLAN_MARK)
 
 
 def deepen(text: str, by: int) -> str:

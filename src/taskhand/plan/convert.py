@@ -1,6 +1,6 @@
 """Converting a plan between our two dialects: ids renamed (CODE-N <-> T-NNN) and every
 dependency with them, phases, criteria and their commands kept; what the other dialect has
-no field for is carried as text (plan/carried.py) or named, one line each, in the notes.
+no field for is carried (plan/carried.py) or named, one line each, in the notes.
 """
 
 from __future__ import annotations
@@ -84,10 +84,12 @@ def to_markdown(source: Plan, out: Path) -> Conversion:
     notes = []
     tasks = []
     for task in source.tasks:
-        description, settings = carried.take_settings(task.description)
+        extra = dict(task.extra)
+        settings = carried.parse_items(extra.pop(carried.SETTINGS, ""))
         new = Task(
             ids[task.id],
             task.title,
+            task.description,
             criteria=list(task.criteria),
             phase=task.phase,
             dependencies=[ids.get(d, d) for d in task.dependencies],
@@ -95,10 +97,11 @@ def to_markdown(source: Plan, out: Path) -> Conversion:
             pipeline=task.pipeline,
         )
         _apply_settings(new, settings)
-        record = _record(task, source.created)
-        new.description = carried.add_section(description, carried.RECORD, record)
+        record = _record(task, source.created, extra)
+        if record:
+            new.documents[carried.RECORD.lower()] = carried.render_items(record)
         tasks.append(new)
-    recorded = [t.id for t in source.tasks if _record(t, source.created)]
+    recorded = [t.id for t, new in zip(source.tasks, tasks, strict=True) if new.documents]
     if recorded:
         notes.append(
             f"statuses, update times, requests and outcomes of {', '.join(recorded)}: kept "
@@ -111,7 +114,7 @@ def to_markdown(source: Plan, out: Path) -> Conversion:
     plan_items += [
         (f"Phase {p.number}", p.title) for p in source.phases if p.title != f"Phase {p.number}"
     ]
-    body = carried.deepen(source.objective, -1)
+    body = carried.overview_prose(carried.deepen(source.objective, -1))
     section = f"## {carried.PLAN_RECORD}\n{carried.render_items(plan_items)}"
     overview = f"# {source.title}\n\n{body}\n\n{section}"
     notes.append(
@@ -154,10 +157,11 @@ def to_tasktrack(source: Plan, out: Path, code: str | None) -> Conversion:
         )
     tasks = []
     for task in source.tasks:
-        description, record = carried.take_section(task.description, carried.RECORD)
+        record = carried.parse_items(task.documents.get(carried.RECORD.lower(), ""))
         new = Task(
             ids[task.id],
             task.title,
+            task.description or task.title,
             criteria=list(task.criteria),
             phase=phase_of[task.phase],
             dependencies=[ids.get(d, d) for d in task.dependencies],
@@ -166,18 +170,22 @@ def to_tasktrack(source: Plan, out: Path, code: str | None) -> Conversion:
             updated=stamp,
         )
         settings = _settings(task)
-        new.description = carried.add_settings(description or task.title, settings)
+        if settings:
+            new.extra[carried.SETTINGS] = (
+                f"kept for the way back:\n{carried.render_items(settings)}"
+            )
         notes += _apply_record(new, record)
         tasks.append(new)
-        if task.documents:
-            names = ", ".join(f"'## {name}'" for name in task.documents)
+        lifecycle = [name for name in task.documents if name != carried.RECORD.lower()]
+        if lifecycle:
+            names = ", ".join(f"'## {name}'" for name in lifecycle)
             notes.append(f"{task.id}: its lifecycle sections {names}: dropped")
     with_settings = [t.id for t in source.tasks if _settings(t)]
     if with_settings:
         notes.append(
             f"paths, agents, models, timeouts and attempts of {', '.join(with_settings)}: kept "
-            "as text closing their descriptions (TaskTrack has no such fields: a run there "
-            "neither confines nor routes them)"
+            f"in their '**{carried.SETTINGS}**' fields (TaskTrack has no such fields: a run "
+            "there neither confines nor routes them)"
         )
     phases = [
         Phase(n, recorded.get(f"Phase {old}") or f"Phase {n}")
@@ -186,7 +194,7 @@ def to_tasktrack(source: Plan, out: Path, code: str | None) -> Conversion:
     for task in sorted(tasks, key=lambda t: id_key(t.id)):
         phases[task.phase - 1].task_ids.append(task.id)
     title_line = f"# {source.title}"
-    objective = overview.strip().removeprefix(title_line).strip()
+    objective = carried.overview_text(overview.strip().removeprefix(title_line).strip())
     plan = Plan(
         Dialect.TASKTRACK,
         out,
@@ -201,9 +209,9 @@ def to_tasktrack(source: Plan, out: Path, code: str | None) -> Conversion:
     return Conversion(source.dialect, plan, ids, notes)
 
 
-def _record(task: Task, created: str | None) -> carried.Items:
-    """A TaskTrack task's fields that a Markdown task has no place for; none for a task
-    that is simply OPEN since the plan was made."""
+def _record(task: Task, created: str | None, extra: dict[str, str]) -> carried.Items:
+    """A TaskTrack task's fields that a Markdown task has no place for (`extra`: its fields
+    taskhand does not know); none for a task that is simply OPEN since the plan was made."""
     items: carried.Items = []
     for exchange in task.exchanges:
         items.append(("Request", exchange.request))
@@ -213,7 +221,7 @@ def _record(task: Task, created: str | None) -> carried.Items:
         items.append(("Resolution", task.resolution))
     if task.failure is not None:
         items.append(("Failure", task.failure))
-    items += list(task.extra.items())
+    items += list(extra.items())
     if task.status is Status.OPEN and not items and task.updated in (None, created):
         return []
     return [("Status", str(task.status)), ("Updated", task.updated or now()), *items]

@@ -15,12 +15,13 @@ from taskhand.config.file import FILE as SETTINGS
 from taskhand.config.file import read_file
 from taskhand.errors import UserError
 from taskhand.plan import drafts, validate
-from taskhand.plan.formats import markdown
+from taskhand.plan.formats import markdown, prose
 from taskhand.plan.formats.criteria import CriterionError, parse_criterion
-from taskhand.plan.formats.files import write_atomic
 from taskhand.plan.model import Criterion, Task
-from taskhand.plan.problems import display_path
+from taskhand.plan.problems import Problem, display_path
 from taskhand.plan.templates import slug
+from taskhand.plan.validate import Report
+from taskhand.run.addition import add_files
 from taskhand.state.paths import StateDir
 from taskhand.text import printable
 from taskhand.workspace import git
@@ -116,10 +117,12 @@ def read(path: Path, repo: Path) -> Contract:
 
 def create(path: Path, plan_root: Path | None, repo: Path | None = None) -> Created:
     """Write the contract at `path` as the next task of the contracts plan (made when missing,
-    pinned to the contract's base); refused whole, with nothing written, when anything is off."""
+    pinned to the contract's base); refused whole, with nothing written, when anything is off:
+    a field, or a plan that the task would leave unable to run (run/preflight.py)."""
     root = git.find_repo(repo or Path.cwd())
     contract = read(path, root)
     plan_root = plan_root or default_plan(root)
+    where = display_path(path)
     settings = plan_root / SETTINGS
     run_table = read_file(plan_root).get("run") if plan_root.is_dir() else None
     pinned = (run_table or {}).get("base")
@@ -127,7 +130,7 @@ def create(path: Path, plan_root: Path | None, repo: Path | None = None) -> Crea
     if run_table is not None and pinned is None:  # a second [run] table would be no TOML
         raise ContractError(
             f"base: {display_path(settings)} has a [run] table without base",
-            where=display_path(path),
+            where=where,
             fix=f'add base = "{contract.base}" to its [run], or give another --plan',
         )
     if pinned is None:
@@ -138,7 +141,7 @@ def create(path: Path, plan_root: Path | None, repo: Path | None = None) -> Crea
         raise ContractError(
             f"base: {display_path(plan_root)} runs from {pinned}, the contract from "
             f"{contract.base}",
-            where=display_path(path),
+            where=where,
             fix="give another --plan for this base",
         )
     plan = validate.validate(plan_root).plan if plan_root.is_dir() else None
@@ -148,12 +151,11 @@ def create(path: Path, plan_root: Path | None, repo: Path | None = None) -> Crea
         if dep not in known:
             raise ContractError(
                 f"depends_on: {printable(dep)} is no task of {display_path(plan_root)}",
-                where=display_path(path),
+                where=where,
                 fix="name tasks created before this one",
             )
-    task_id = drafts.next_id(plan) if plan is not None else "T-001"
     task = Task(
-        task_id,
+        drafts.next_id(plan) if plan is not None else "T-001",
         contract.title,
         contract.text,
         list(contract.criteria),
@@ -164,10 +166,32 @@ def create(path: Path, plan_root: Path | None, repo: Path | None = None) -> Crea
         timeout_seconds=contract.timeout_seconds,
         max_attempts=contract.max_attempts,
     )
-    task_file = plan_root / f"{task_id}-{slug(contract.title)}.md"
+    task_file = plan_root / f"{task.id}-{slug(contract.title)}.md"
     files[task_file] = markdown.render_task(task)
-    _write_checked(plan_root, files, path)
-    return Created(task_id, task_file, plan_root)
+
+    def judge(report: Report, new: list[Problem]) -> None:
+        if new:
+            first = new[0]
+            field = _field_of(first, task_file.name, files[task_file])
+            raise ContractError(f"{field}: {first.message}", where=where, fix=first.fix)
+        written = report.plan.task(task.id) if report.plan is not None else None
+        differs = _differs(task, written)
+        if differs:
+            raise ContractError(
+                f"{differs}: reads back otherwise from the task file",
+                where=where,
+                fix="give it without line breaks, commas or spaces where a list is read",
+            )
+
+    try:
+        add_files(plan_root, files, judge)
+    except OSError as exc:
+        raise ContractError(
+            f"cannot write the plan {display_path(plan_root)}: {exc.strerror or exc}",
+            where=where,
+            fix="make its folder writable, or give another --plan",
+        ) from None
+    return Created(task.id, task_file, plan_root)
 
 
 def default_plan(repo: Path) -> Path:
@@ -182,30 +206,53 @@ def _pin(settings: Path, base: str) -> str:
     return f"{old.rstrip()}\n\n[run]\nbase = {json.dumps(base)}\n".lstrip()
 
 
-def _write_checked(plan_root: Path, files: dict[Path, str], contract: Path) -> None:
-    """Write the files and validate the plan; on any error put everything back as it was."""
-    made_folder = not plan_root.exists()
-    before = {p: p.read_bytes() if p.exists() else None for p in files}
-    plan_root.mkdir(parents=True, exist_ok=True)
-    for target, text in files.items():
-        write_atomic(target, text)
-    report = validate.validate(plan_root)
-    if report.plan is not None and not report.errors:
-        return
-    for target, old in before.items():
-        if old is None:
-            target.unlink(missing_ok=True)
-        else:
-            write_atomic(target, old.decode("utf-8"))
-    if made_folder:
-        plan_root.rmdir()
-    first = report.errors[0] if report.errors else None
-    problem = f"{first.location()}: {first.message}" if first else "the plan cannot be read"
-    raise ContractError(
-        f"the task would break the plan ({problem})",
-        where=display_path(contract),
-        fix=f"change the contract so that {display_path(plan_root)} still validates",
-    )
+# A front matter key of the task file, by the contract's field it was written from.
+_FROM_FIELD = {
+    "title": "title",
+    "depends": "depends_on",
+    "paths": "allowed_paths",
+    "agent": "routing.agent",
+    "model": "routing.model",
+    "timeout": "timeout_seconds",
+    "max_attempts": "max_attempts",
+}
+
+
+def _field_of(problem: Problem, task_file: str, text: str) -> str:
+    """The contract's field a problem of the would-be plan comes from, by where it is."""
+    if problem.path.name == SETTINGS:
+        return "base"
+    if problem.path.name != task_file or problem.line is None:
+        return "the task"
+    lines = text.split("\n")
+    index = problem.line - 1
+    if 0 < index < lines.index("---", 1):
+        return _FROM_FIELD.get(lines[index].partition(":")[0], "the task")
+    criteria = lines.index("## Acceptance criteria")
+    return f"acceptance[{index - criteria - 1}].command" if index > criteria else "objective"
+
+
+def _differs(task: Task, written: Task | None) -> str:
+    """The contract's field whose part of `task` the file reads back otherwise, or ""."""
+    if written is None:
+        return "title"
+
+    def checks(t: Task) -> list[object]:
+        return [(c.text, c.check) for c in t.criteria]
+
+    parts = [
+        ("title", task.title, written.title),
+        ("objective", prose.normal(task.description), written.description),
+        ("acceptance", checks(task), checks(written)),
+        ("depends_on", task.dependencies, written.dependencies),
+        ("allowed_paths", task.paths, written.paths),
+        ("routing.agent", task.agent, written.agent),
+        ("routing.model", task.model, written.model),
+        ("timeout_seconds", task.timeout_seconds, written.timeout_seconds),
+        ("max_attempts", task.max_attempts, written.max_attempts),
+        ("the task", ({}, {}), (written.documents, written.extra)),
+    ]
+    return next((name for name, wanted, got in parts if wanted != got), "")
 
 
 Bad = Any  # the `bad(field, what, fix)` maker of read()
@@ -247,9 +294,12 @@ def _paths(value: object, bad: Bad) -> list[str]:
         raise bad("allowed_paths", "not a list of globs", 'e.g. ["src/*.py"]')
     for glob in value:
         pure = PurePosixPath(glob)
-        if not glob.strip() or pure.is_absolute() or ".." in pure.parts or "," in glob:
+        if not glob.strip() or pure.is_absolute() or ".." in pure.parts:
             fix = "give globs relative to the repository, inside it"
             raise bad("allowed_paths", f"{printable(glob)!r} leaves the repository", fix)
+        if "," in glob or any(c.isspace() for c in glob):  # a task's paths are split at them
+            fix = "give one glob per entry, without commas or spaces; a ? matches one"
+            raise bad("allowed_paths", f"{printable(glob)!r} holds a comma or a space", fix)
     return list(value)
 
 
@@ -271,13 +321,15 @@ def _acceptance(value: object, bad: Bad) -> list[Criterion]:
         code = check.get("expected_exit_code", 0)
         if not isinstance(code, int) or isinstance(code, bool) or not 0 <= code <= 255:
             raise bad(f"{name}.expected_exit_code", f"{code!r}", "a number from 0 to 255")
-        text = f"`$ {shlex.join(argv)}` (exit {code}, timeout {seconds:g}s) passes"
+        # A criterion is one line of its task file: an argv with a line break cannot be one.
+        text = prose.one_line(f"`$ {shlex.join(argv)}` (exit {code}, timeout {seconds:g}s) passes")
         try:
             criterion = parse_criterion(text)
         except CriterionError as exc:
             raise bad(f"{name}.command", str(exc), "give a plainer argv") from None
         if criterion.check is None or list(criterion.check.argv) != argv:
-            raise bad(f"{name}.command", "cannot be written as a criterion", "drop backticks")
+            fix = "give it without backticks or line breaks in its words"
+            raise bad(f"{name}.command", "cannot be written as a criterion", fix)
         found.append(criterion)
     return found
 
@@ -294,8 +346,8 @@ def _routing(data: dict[str, Any], key: str, bad: Bad) -> str | None:
     if not isinstance(routing, dict) or any(k not in ("agent", "model") for k in routing):
         raise bad("routing", "not {agent, model}", 'e.g. {"agent": "claude"}')
     value = routing.get(key)
-    if value is not None and (not isinstance(value, str) or not value.strip()):
-        raise bad(f"routing.{key}", f"{value!r}", "give a name")
+    if value is not None and (not isinstance(value, str) or value.split() != [value]):
+        raise bad(f"routing.{key}", f"{printable(repr(value))}", "give a name, without spaces")
     return value
 
 

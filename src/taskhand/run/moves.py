@@ -14,10 +14,11 @@ from taskhand.pipeline import lifecycle
 from taskhand.pipeline.lifecycle import Move
 from taskhand.pipeline.standing import Standing
 from taskhand.plan import drafts, validate
-from taskhand.plan.formats.files import write_atomic
 from taskhand.plan.model import Plan, Status, Task
-from taskhand.plan.problems import display_path, relative_path
+from taskhand.plan.problems import Problem, display_path, relative_path
+from taskhand.plan.validate import Report
 from taskhand.run import feedback
+from taskhand.run.addition import add_files
 from taskhand.run.movement import ANSWER, Desk, Moved, MoveError, desk
 from taskhand.state import documents
 from taskhand.state.life import Lifecycle, Question
@@ -295,22 +296,20 @@ def _lands(move: Move, where: Standing, task: Task) -> Lifecycle:
 
 
 def _write_checked(plan: Plan, files: dict[Path, str]) -> Plan:
-    """Write a new task's files and read the plan again; when it no longer validates, put
-    every file back as it was and refuse, naming the first problem."""
-    before = {p: p.read_bytes() if p.exists() else None for p in files}
-    for path, text in files.items():
-        write_atomic(path, text)
-    report = validate.validate(plan.root)
-    if report.plan is not None and not report.errors:
-        return report.plan
-    for path, old in before.items():
-        if old is None:
-            path.unlink(missing_ok=True)
-        else:
-            write_atomic(path, old.decode("utf-8"))
-    first = report.errors[0] if report.errors else None
-    problem = f"{first.location()}: {first.message}" if first else "the plan cannot be read"
-    raise MoveError(
-        f"the new task would break the plan ({problem}) "
-        f"(fix: change the title or draft so that {display_path(plan.root)} still validates)"
-    )
+    """Write a new task's files when the plan they make still validates; else leave the
+    folder as it was and refuse, naming the first problem the task would bring."""
+
+    def judge(report: Report, new: list[Problem]) -> None:
+        if report.plan is None or new:
+            first = new[0] if new else None
+            problem = "the plan cannot be read"
+            if first is not None:  # named in the plan folder, not in the copy it was found in
+                at = f"{first.path.name}:{first.line}" if first.line else first.path.name
+                problem = f"{at}: {first.message}"
+            raise MoveError(
+                f"the new task would break the plan ({problem}) (fix: change the title or "
+                f"draft so that {display_path(plan.root)} still validates)"
+            )
+
+    add_files(plan.root, files, judge)
+    return validate.validate(plan.root).require()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from taskhand.plan.formats import sections, tasktrack_edit
+from taskhand.plan.formats import prose, sections, tasktrack_edit
 from taskhand.plan.formats.files import write_atomic
 from taskhand.plan.formats.markdown import parse_task
 from taskhand.plan.model import Dialect, Plan, Task
@@ -21,6 +21,7 @@ from taskhand.state.paths import StateDir
 
 REVIEW = "### Review"
 _REVIEW_LINE = re.compile(r"^###\s+Review\s*$", re.MULTILINE)
+_REVIEW_MARK = re.compile(r"###\s+Review\s*$")  # what a review's text escapes (prose.py)
 SPEC, PLAN, QUESTIONS = "spec", "plan", "questions"
 
 
@@ -48,7 +49,7 @@ class Documents:
             with lock.files(self.plan.root):  # a person may move the task meanwhile
                 text = tasktrack_edit.read_raw(task.source)
                 write_atomic(task.source, sections.set_section(text, name.capitalize(), body))
-            task.documents[name] = sections.nested(body).strip()
+            task.documents[name] = prose.normal(body)  # as the file reads back
             return
         folder = self.folder(task.id)
         folder.mkdir(parents=True, exist_ok=True)
@@ -67,14 +68,15 @@ class Documents:
         at the end, whatever the planner returned."""
         with lock.files(self.plan.root):  # a revise may add a Review meanwhile
             kept = reviews(self.read(task, PLAN))
-            own = _REVIEW_LINE.split(body)[0].strip()
-            self.write(task, PLAN, "\n\n".join([own, *(f"{REVIEW}\n\n{r}" for r in kept)]))
+            # A planner cannot write a review: its text ends at a line that would start one.
+            own = _REVIEW_LINE.split(prose.normal(body))[0].strip()
+            self.write(task, PLAN, "\n\n".join([own, *(_review_block(r) for r in kept)]))
 
     def add_review(self, task: Task, text: str) -> None:
         """A person's request for changes, as a new `### Review` block at the end of the plan."""
         with lock.files(self.plan.root):
             current = self.read(task, PLAN).rstrip()
-            self.write(task, PLAN, f"{current}\n\n{REVIEW}\n\n{text.strip()}")
+            self.write(task, PLAN, f"{current}\n\n{_review_block(text)}")
 
     # The interview
 
@@ -86,12 +88,18 @@ class Documents:
 
 
 def reviews(plan_text: str) -> list[str]:
-    """The `### Review` blocks of a plan, oldest first."""
-    return [r.strip() for r in _REVIEW_LINE.split(plan_text)[1:] if r.strip()]
+    """The `### Review` blocks of a plan, oldest first, each as its person wrote it."""
+    blocks = _REVIEW_LINE.split(plan_text)[1:]
+    return [prose.unescape(r.strip(), _REVIEW_MARK) for r in blocks if r.strip()]
+
+
+def _review_block(text: str) -> str:
+    """A review under its heading, as prose: a `### Review` line in it starts no block."""
+    return f"{REVIEW}\n\n{prose.escape(text, _REVIEW_MARK)}"
 
 
 def option_line(question: Question, index: int) -> str:
-    option = question.options[index]
+    option = prose.one_line(question.options[index])
     recommended = index == 0 and "recommended" not in option.lower()
     return f"({chr(ord('a') + index)}) {option}" + (" — recommended" if recommended else "")
 
@@ -105,10 +113,9 @@ def render_questions(questions: list[Question]) -> str:
         if not q.open:
             picked = ord(q.choice) - ord("a") if q.choice else -1
             chosen = option_line(q, picked) if 0 <= picked < len(q.options) else ""
-            answer = " ".join(x for x in (chosen, q.note or "") if x)
-        blocks.append(
-            f"### Q{q.number} · {q.text} · {state}\n\n{options}\n\n> **Answer:** {answer}".rstrip()
-        )
+            answer = prose.one_line(" ".join(x for x in (chosen, q.note or "") if x))
+        heading = f"### Q{q.number} · {prose.one_line(q.text)} · {state}"
+        blocks.append(f"{heading}\n\n{options}\n\n> **Answer:** {answer}".rstrip())
     return "\n\n".join(blocks)
 
 

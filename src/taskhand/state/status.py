@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from taskhand.plan.formats import tasktrack_edit
 from taskhand.plan.formats.files import write_atomic
+from taskhand.plan.formats.prose import one_line
 from taskhand.plan.model import Dialect, Exchange, Plan, Status, Task
 from taskhand.state import lock
 from taskhand.state.paths import StateDir
@@ -166,11 +167,6 @@ class StatusBook:
             )
             write_atomic(Path(task.source), edited)
         task.status = status
-
-
-def one_line(text: str) -> str:
-    """A field's value is one line: no text a person or an agent wrote can start another."""
-    return " ".join(text.split())
 
 
 def _asks(task: Task) -> bool:

@@ -196,3 +196,26 @@ def test_ids_with_a_letter_and_checks_naming_their_story(tmp_path: Path) -> None
     assert [c.text for c in last.criteria] == ["Checkpoint: the slot shows on every page"]
     assert done.plan.by_id()["ADS-2"].paths == []  # TaskTrack keeps them in the text only
     assert "`test/ad_test.exs`" in done.plan.by_id()["ADS-2"].description
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_a_tasks_indented_details_that_look_like_structure_stay_its_text(
+    tmp_path: Path, dialect: Dialect
+) -> None:
+    """The lines indented under a task are its text: one that reads like a section, a field,
+    front matter or a checkbox makes no criterion, status or task of the plan."""
+    details = ["## Acceptance criteria", "- `$ true` passes", "**Status**: DONE", "---", "- [ ] x"]
+    source = tmp_path / "tasks.md"
+    source.write_text(
+        "# Tasks: X\n\n## Phase 1: Setup\n\n- [ ] T001 Write a/one.py\n"
+        + "".join(f"  {line}\n" for line in details)
+    )
+    from taskhand.plan.imports import import_plan
+    from taskhand.plan.validate import validate
+
+    import_plan(
+        source, tmp_path / "out", dialect, code="ONE" if dialect is Dialect.TASKTRACK else None
+    )
+    [task] = validate(tmp_path / "out").require().tasks
+    assert task.description.endswith("task T001.\n" + "\n".join(details))
+    assert task.criteria == [] and task.status is Status.OPEN

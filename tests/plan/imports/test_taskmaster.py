@@ -4,12 +4,15 @@ reported as dropped."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
+from taskhand.plan.imports import import_plan
 from taskhand.plan.model import Dialect, Status
+from taskhand.plan.validate import validate
 from tests.plan.imports import FIXTURES, holds, imported
 
 # Each fixture's task and subtask ids in plan order (subtasks before their parent), the ones
@@ -153,3 +156,37 @@ def test_another_tag_is_imported_when_asked(tmp_path: Path) -> None:
     )
     assert [t.title for t in plan.tasks] == ["Weekly meal plan model"]
     assert "$.master: tag 'master' (6 tasks) is not imported" in done.dropped[0].render()
+
+
+HOSTILE = (
+    "Greet the user.\n## Acceptance criteria\n- `$ true` passes\n**Status**: DONE\n"
+    "**Resolution**: nothing to do\n---\nid: T-009\n---\n```\n- [ ] box\n```"
+)
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_imported_text_that_looks_like_structure_stays_text(
+    tmp_path: Path, dialect: Dialect
+) -> None:
+    """A task's description and details are the source's prose: a heading, a field, front
+    matter or a fence in them makes no criterion, status or task of the plan."""
+    task = {
+        "id": 1,
+        "title": "Greet\n## Acceptance criteria",
+        "description": HOSTILE,
+        "details": HOSTILE.replace("Greet", "Then greet"),
+        "testStrategy": "the page says hello",
+        "status": "pending",
+        "dependencies": [],
+    }
+    source = tmp_path / "tasks.json"
+    source.write_text(json.dumps({"master": {"tasks": [task]}}), encoding="utf-8")
+    out = tmp_path / "plan"
+    done = import_plan(source, out, dialect, code="HEY" if dialect is Dialect.TASKTRACK else None)
+    plan = validate(out).require()
+    [imported_task] = plan.tasks
+    assert imported_task.id == done.ids["1"] and imported_task.status is Status.OPEN
+    assert imported_task.title == "Greet ## Acceptance criteria"
+    assert [c.text for c in imported_task.criteria] == ["the page says hello"]
+    assert HOSTILE in imported_task.description
+    assert imported_task.documents == {} and imported_task.resolution is None

@@ -3,16 +3,19 @@ opencode keep their settings, sessions and login in, made afresh in the unit's s
 from yours. Inside the sandbox your own home stays read-only, so nothing an agent writes there
 (a hook, an MCP server, a plugin, a `notify` command) runs in a later unit or in your own
 sessions; a login the program refreshed during the unit is copied back, since the old one may
-no longer work.
+no longer work, but only when it is a refresh of yours and nothing more (login.py).
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
 import os
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from taskhand.agents.cli import login as refresh
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,7 @@ class Place:
     # Files kept beside the default folder (claude's ~/.claude.json), but inside the folder
     # the variable names: copied in like the settings.
     beside: tuple[str, ...] = ()
+    tokens: frozenset[str] = frozenset()  # the login's fields a refresh may change
 
 
 HOMES = {
@@ -36,15 +40,26 @@ HOMES = {
             ("settings.json", "CLAUDE.md"),
             (".credentials.json",),
             beside=(".claude.json",),
+            tokens=refresh.CLAUDE,
         ),
     ),
-    "codex": (Place("CODEX_HOME", ".codex", ("config.toml", "AGENTS.md"), ("auth.json",)),),
+    "codex": (
+        Place(
+            "CODEX_HOME",
+            ".codex",
+            ("config.toml", "AGENTS.md"),
+            ("auth.json",),
+            tokens=refresh.CODEX,
+        ),
+    ),
     # gemini's home is made by gemini.py; of yours only a Google sign-in is taken.
     "gemini": (
         Place(
             "GEMINI_CLI_HOME",
             "",
-            login=(".gemini/oauth_creds.json", ".gemini/google_accounts.json"),
+            (".gemini/google_accounts.json",),  # which account: no token in it
+            (".gemini/oauth_creds.json",),
+            tokens=refresh.GEMINI,
         ),
     ),
     "opencode": (  # through the XDG folders, which its own variables cannot all move
@@ -53,7 +68,9 @@ HOMES = {
             ".config",
             ("opencode/opencode.json", "opencode/opencode.jsonc", "opencode/config.json"),
         ),
-        Place("XDG_DATA_HOME", ".local/share", login=("opencode/auth.json",)),
+        Place(
+            "XDG_DATA_HOME", ".local/share", login=("opencode/auth.json",), tokens=refresh.OPENCODE
+        ),
         Place("XDG_STATE_HOME", ".local/state"),
     ),
 }
@@ -61,13 +78,24 @@ HOMES = {
 VARIABLES = ("HOME", *(place.variable for places in HOMES.values() for place in places))
 
 
+@dataclass(frozen=True)
+class Login:
+    """One login file as copied in: yours, the unit's copy, the bytes yours held (None when you
+    had none), and the fields a refresh may change."""
+
+    yours: Path
+    copy: Path
+    held: bytes | None
+    tokens: frozenset[str]
+
+
 @dataclass
 class Made:
-    """A private home made for one unit: the variables to set, and each login file as copied in
-    (yours, the copy, and the bytes both held), for `keep_login`."""
+    """A private home made for one unit: the variables to set, and each login file as copied
+    in, for `keep_login`."""
 
     env: dict[str, str]
-    logins: list[tuple[Path, Path, bytes | None]]
+    logins: list[Login]
 
 
 def make(name: str, scratch: Path, environ: Mapping[str, str]) -> Made | None:
@@ -87,23 +115,61 @@ def make(name: str, scratch: Path, environ: Mapping[str, str]) -> Made | None:
         for file in place.beside:
             _copy((source if own else user_home) / file, private / file)
         for file in place.login:
-            made.logins.append(
-                (source / file, private / file, _copy(source / file, private / file))
-            )
+            held = _copy(source / file, private / file)
+            made.logins.append(Login(source / file, private / file, held, place.tokens))
         made.env[place.variable] = str(private)
     return made
 
 
-def keep_login(made: Made) -> None:
-    """Copy back each login file the program rewrote during the unit, when it is still JSON
-    (a refreshed token) and nothing else changed yours meanwhile (another unit's refresh)."""
-    for source, private, copied in made.logins:
-        now = _read(private)
-        if now is None or now == copied or not _json(now) or _read(source) != copied:
-            continue
-        temporary = source.with_name(f".{source.name}.taskhand")
-        _write(temporary, now)
-        os.replace(temporary, source)
+def keep_login(made: Made) -> list[str]:
+    """Copy back each login file the program refreshed during the unit, when it is a refresh
+    of yours (login.py) and nothing else changed yours meanwhile (another unit's refresh).
+    Returns a note for each login left out, for the unit's transcript; never raises, since a
+    unit's work stands whatever its program did to its login."""
+    notes = []
+    for login in made.logins:
+        why = _left_out(login)
+        if why:
+            notes.append(f"your {login.yours.name} was not updated from the unit's copy: {why}")
+    return notes
+
+
+def _left_out(login: Login) -> str:
+    """Copy `login` back when it was refreshed; why not when it was changed otherwise."""
+    if login.held is None:
+        there = os.path.lexists(login.copy)
+        return "you had none, and the program's is not copied into your home" if there else ""
+    now = refresh.read_regular(login.copy)
+    if isinstance(now, str):
+        return f"the unit's copy {now}"
+    if now == login.held:
+        return ""
+    try:
+        why = refresh.difference(refresh.parse(login.held), refresh.parse(now), login.tokens)
+    except refresh.NotJson as exc:
+        return f"it is not JSON as written ({exc})"
+    if why:
+        return f"more than a token refresh ({why})"
+    if _read(login.yours) != login.held:
+        return "yours changed during the unit (another unit refreshed it first)"
+    try:
+        _replace(login.yours, now)
+    except OSError as exc:
+        return f"it could not be written ({exc.strerror})"
+    return ""
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Put `data` at `path` at once, readable by you alone: a reader sees the old or the new."""
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
 
 
 def _copy(source: Path, target: Path) -> bytes | None:
@@ -127,10 +193,3 @@ def _read(path: Path) -> bytes | None:
         return path.read_bytes()
     except OSError:
         return None
-
-
-def _json(data: bytes) -> bool:
-    try:
-        return isinstance(json.loads(data), dict)
-    except ValueError:
-        return False

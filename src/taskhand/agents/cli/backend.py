@@ -101,10 +101,12 @@ class CliAgent:
         with tempfile.TemporaryDirectory(prefix="taskhand-cli-") as scratch:
             home = agent_home.make(self.name, Path(scratch), self.user_home)
             try:
-                return self._run(unit, Path(scratch), home, deadline)
+                done = self._run(unit, Path(scratch), home, deadline)
             finally:
-                if home is not None:
-                    agent_home.keep_login(home)
+                notes = agent_home.keep_login(home) if home is not None else []
+            for note in notes:
+                unit.record(done.transcript, {"role": "note", "content": note})
+            return done
 
     def _run(
         self, unit: Unit, scratch: Path, home: agent_home.Made | None, deadline: float

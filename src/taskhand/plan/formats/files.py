@@ -98,18 +98,18 @@ def _read_bytes(path: Path, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def write_atomic(path: Path, text: str, mode: int | None = None) -> None:
+def write_atomic(path: Path, text: str | bytes, mode: int | None = None) -> None:
     """Replace `path` whole, so a reader never sees half a file: write a temporary file in the
     same folder, then rename it over the target. The file keeps its mode (a new one: `mode`,
-    else 0o644); with `mode`, it takes that one."""
+    else 0o644); with `mode`, it takes that one. Text is written as UTF-8, bytes as they are."""
     import tempfile  # here, not above: reading a plan (what most commands do) never writes
 
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     with _written_lock:
         _temporaries.add(os.path.abspath(tmp))
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8") if isinstance(text, str) else text)
             handle.flush()
             os.fsync(handle.fileno())
         if mode is None:

@@ -1,8 +1,9 @@
 """The Markdown tasks dialect: `overview.md` plus one `T-NNN-slug.md` per task.
 
 Parsing follows Tilth's loader rule for rule, so every folder Tilth accepts yields the
-same ids, titles, descriptions and criteria here, and every folder it rejects is rejected.
-Our extensions are optional frontmatter keys that Tilth ignores. Files are only read.
+same ids, titles, descriptions and criteria here, and every folder it rejects is rejected;
+but a description line escaped as prose (prose.py) reads without its backslash, which Tilth
+keeps. Our extensions are optional frontmatter keys that Tilth ignores. Files are only read.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import NamedTuple
 
+from taskhand.plan.formats import prose
 from taskhand.plan.formats.criteria import CriterionError, parse_criterion, parse_duration
 from taskhand.plan.formats.files import Listing, read_text
 from taskhand.plan.model import Criterion, Dialect, Plan, Status, Task, id_key, phases_from_tasks
@@ -41,6 +43,10 @@ _HEADING_RE = re.compile(r"^##\s+(.*\S)\s*$")
 _AC_HEADING = "acceptance criteria"
 # The sections the harness writes as a task goes through the full lifecycle.
 DOCUMENTS = ("spec", "plan", "questions")
+# What `taskhand convert` carries over from a TaskTrack task that this dialect has no field for
+# (its status, requests and outcome): a section of its own, kept apart from the description.
+RECORD = "TaskTrack record"
+_APART = {name: name.capitalize() for name in DOCUMENTS} | {RECORD.lower(): RECORD}
 _TEMPLATE_HINT = "start the file with a block: ---, id: T-001, title: <title>, ---"
 
 
@@ -121,8 +127,9 @@ def parse_task(text: str, out: Collector) -> Task | None:
         ok = False
 
     segments = _split_sections(lines, end + 1)
-    documents = {s.heading.lower(): s.text for s in segments if s.heading.lower() in DOCUMENTS}
-    segments = [s for s in segments if s.heading.lower() not in DOCUMENTS]
+    # Text a writer put in as prose reads back as it was (prose.py): sections are unescaped.
+    documents = {s.heading.lower(): prose.unescape(s.text) for s in segments if _apart(s)}
+    segments = [s._replace(text=prose.unescape(s.text)) for s in segments if not _apart(s)]
     non_ac = [(s.heading, s.text) for s in segments if s.heading.lower() != _AC_HEADING and s.text]
     if not non_ac:
         out.error(end + 2, "no description", "add a '## Description' section the agent can act on")
@@ -142,6 +149,11 @@ def parse_task(text: str, out: Collector) -> Task | None:
     task.lines["criteria"] = ac.first_line - 1 if ac else end + 2
     _apply_extensions(task, fields, key_lines, out)
     return task
+
+
+def _apart(section: _Section) -> bool:
+    """A section kept apart from the description: a lifecycle document, convert's record."""
+    return section.heading.lower() in _APART
 
 
 class _Section(NamedTuple):
@@ -270,7 +282,9 @@ def _title(overview: str) -> str:
 
 
 def render_task(task: Task) -> str:
-    """A new task file for `task`; Tilth reads it back to the same fields."""
+    """A new task file for `task`; Tilth reads it back to the same fields. The description and
+    the documents are written as prose (prose.py), so none of their lines reads as a section;
+    each value of the front matter, and each criterion, on one line."""
     head = [f"id: {task.id}", f"title: {task.title}"]
     if task.phase != 1:
         head.append(f"phase: {task.phase}")
@@ -286,12 +300,14 @@ def render_task(task: Task) -> str:
     if task.max_attempts is not None:
         head.append(f"max_attempts: {task.max_attempts}")
     head += [f"{k}: {v}" for k, v in task.extra.items()]
-    multi = any(_HEADING_RE.match(ln) for ln in task.description.splitlines())
-    body = task.description if multi else f"## Description\n{task.description}"
-    criteria = "".join(f"- {c.text}\n" for c in task.criteria)
-    return (
-        "---\n" + "\n".join(head) + "\n---\n\n" + body + "\n\n## Acceptance criteria\n" + criteria
+    body = f"## Description\n{prose.escape(task.description)}"
+    criteria = "".join(f"- {prose.one_line(c.text)}\n" for c in task.criteria)
+    documents = "".join(
+        f"\n## {_APART.get(name, name)}\n\n{prose.escape(text)}\n"
+        for name, text in task.documents.items()
     )
+    front = "\n".join(prose.one_line(line) for line in head)
+    return f"---\n{front}\n---\n\n{body}\n\n## Acceptance criteria\n{criteria}{documents}"
 
 
 class TilthStatus(StrEnum):

@@ -7,24 +7,19 @@ from __future__ import annotations
 
 import re
 
+from taskhand.plan.formats import prose
+
 _HEADING = re.compile(r"^##\s+(.*\S)\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_OWN_HEADING = re.compile(r"^##(?=\s)", re.MULTILINE)
-
-
-def nested(body: str) -> str:
-    """`body` with its own `## ` headings one level down. A task file's sections end at the
-    next `## ` line (code fences or not, as the task's parser reads them), so a writer's
-    `## Scope` would leave the section: read as the person's description, and written twice
-    when the section is written again (a new plan round, a run resumed after a kill)."""
-    return _OWN_HEADING.sub("###", body)
 
 
 def set_section(text: str, heading: str, body: str) -> str:
     """`text` with the body of its `## heading` section (matched without regard to case)
-    replaced by `body`, whose own `## ` headings go one level down; the section is appended
-    at the end when the file has none."""
-    body = nested(body)
+    replaced by `body`, written as prose (prose.py): a task file's sections end at the next
+    `## ` line, code fences or not, so a line of the body that read as a heading would leave
+    the section, read as the person's description, and be written twice when the section is
+    written again. The section is appended at the end when the file has none."""
+    body = prose.escape(body)
     lines = text.splitlines(keepends=True)
     start = end = None
     fenced = False

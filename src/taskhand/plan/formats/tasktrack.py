@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from taskhand.plan.formats import prose
 from taskhand.plan.formats.files import Listing, read_text
 from taskhand.plan.formats.minimark import check_order, check_timestamp, split_fields, split_list
 from taskhand.plan.formats.tasktrack_task import ID_RE, STATUS_CODES, parse_task_text
@@ -73,7 +74,7 @@ def _parse_overview(text: str, code: str, out: Collector, plan: Plan) -> dict[st
         if f.name not in OVERVIEW_FIELDS:
             out.warn(f.line, f"unknown field **{f.name}** is kept as is", "remove it if unintended")
     if "Objective" in values:
-        plan.objective = values["Objective"].value
+        plan.objective = prose.unescape(values["Objective"].value)
         if not plan.objective:
             out.error(values["Objective"].line, "the objective is empty", "describe the goal")
     if "Created" in values:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+from taskhand.plan.formats import prose
 from taskhand.plan.model import Plan, Status, Task
 
 NONE = "none"
@@ -27,45 +28,44 @@ def render_overview(plan: Plan) -> str:
     by_id = plan.by_id()
     resources = ", ".join(plan.resources) if plan.resources else NONE
     parts = [
-        f"# {plan.code} - {plan.title}",
-        f"**Objective**: {plan.objective}",
+        f"# {plan.code} - {prose.one_line(plan.title)}",
+        f"**Objective**: {prose.escape(plan.objective)}",
         f"**Created**: {plan.created or now()}",
         f"**Resources**: {resources}",
     ]
     for phase in plan.phases:
-        entries = "\n".join(f"* [{by_id[i].status}] {i}: {by_id[i].title}" for i in phase.task_ids)
-        parts.append(
-            f"## {phase.number}: {phase.title}\n\n{entries}"
-            if entries
-            else f"## {phase.number}: {phase.title}"
+        entries = "\n".join(
+            f"* [{by_id[i].status}] {i}: {prose.one_line(by_id[i].title)}" for i in phase.task_ids
         )
+        heading = f"## {phase.number}: {prose.one_line(phase.title)}"
+        parts.append(f"{heading}\n\n{entries}" if entries else heading)
     return "\n\n".join(parts) + "\n"
 
 
 def render_task(task: Task) -> str:
-    """The canonical task file for `task`."""
-    criteria = "\n".join(f"- {c.text}" for c in task.criteria)
+    """The canonical task file for `task`: the text of its fields as prose (prose.py), so none
+    of their lines starts another field; the heading and each criterion on one line."""
+    criteria = "\n".join(f"- {prose.one_line(c.text)}" for c in task.criteria)
+    dependencies = ", ".join(task.dependencies) if task.dependencies else NONE
     parts = [
-        f"# {task.id}: {task.title}",
+        f"# {task.id}: {prose.one_line(task.title)}",
         f"**Status**: {task.status}",
         f"**Updated**: {task.updated or now()}",
-        f"**Dependencies**: {', '.join(task.dependencies) if task.dependencies else NONE}",
-        f"**Description**: {task.description}",
+        f"**Dependencies**: {prose.one_line(dependencies)}",
+        f"**Description**: {prose.escape(task.description)}",
         f"**Acceptance**:\n\n{criteria}" if criteria else f"**Acceptance**: {NONE}",
     ]
     # taskhand's extensions (tasktrack_task.EXTENSIONS), then fields it keeps as they were
     extensions = {"Kind": task.kind, "Pipeline": task.pipeline}
     parts += [f"**{name}**: {value}" for name, value in extensions.items() if value]
-    for name, value in task.extra.items():
-        parts.append(f"**{name}**: {value}")
+    fields = list(task.extra.items())
     for exchange in task.exchanges:
-        parts.append(f"**Request**: {exchange.request}")
+        fields.append(("Request", exchange.request))
         if exchange.response is not None:
-            parts.append(f"**Response**: {exchange.response}")
-    if task.resolution is not None:
-        parts.append(f"**Resolution**: {task.resolution}")
-    if task.failure is not None:
-        parts.append(f"**Failure**: {task.failure}")
+            fields.append(("Response", exchange.response))
+    fields += [("Resolution", task.resolution)] if task.resolution is not None else []
+    fields += [("Failure", task.failure)] if task.failure is not None else []
+    parts += [f"**{name}**: {prose.escape(value)}" for name, value in fields]
     return "\n\n".join(parts) + "\n"
 
 
@@ -99,6 +99,7 @@ def update_task_text(
             raise ValueError(f"the task file has no **{name}** field")
     newline = "\r\n" if "\r\n" in text else "\n"
     for name, value in append:
+        value = prose.escape(value).replace("\n", newline)
         text = text.rstrip("\r\n") + f"{newline * 2}**{name}**: {value}{newline}"
     return text
 
@@ -138,7 +139,8 @@ def add_response(text: str, response: str) -> str:
     if end < len(lines) and lines[end].startswith("**Response**:"):
         raise ValueError("the latest **Request** already has a **Response**")
     newline = "\r\n" if "\r\n" in text else "\n"
-    field = f"**Response**: {response}{newline}"
+    value = prose.escape(response).replace("\n", newline)
+    field = f"**Response**: {value}{newline}"
     if end == len(lines):
         return text.rstrip("\r\n") + newline * 2 + field
     return "".join(lines[:end]) + field + newline + "".join(lines[end:])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from taskhand.plan.formats import prose
 from taskhand.plan.formats.criteria import CriterionError, parse_criterion
 from taskhand.plan.formats.minimark import (
     Doc,
@@ -29,6 +30,9 @@ STATUS_CODES = dict(Status.__members__)  # "OPEN" -> Status.OPEN, ...
 
 # Fields taskhand adds to a task file, with the values each takes.
 EXTENSIONS = {"Kind": ("logic", "ui", "vague"), "Pipeline": ("default", "full")}
+# What `taskhand convert` carries from a Markdown task that TaskTrack has no field for (its
+# paths, agent, model, ...): kept among the task's other fields, without a warning.
+CARRIED = "Markdown settings"
 
 
 def parse_task_text(text: str, out: Collector, expected_id: str) -> Task | None:
@@ -62,8 +66,14 @@ def parse_task_text(text: str, out: Collector, expected_id: str) -> Task | None:
     return task
 
 
+# The fields that hold text, written as prose (prose.py) and read back as it was.
+PROSE_FIELDS = ("Description", *OUTCOME_FIELDS)
+
+
 def _apply_field(task: Task, f: Field, out: Collector) -> None:
     task.lines.setdefault(f.name.lower(), f.line)
+    if f.name in PROSE_FIELDS or (f.name not in TASK_FIELDS and f.name not in EXTENSIONS):
+        f.value = prose.unescape(f.value)
     if f.name == "Status":
         status = STATUS_CODES.get(f.value)
         if status is not None:
@@ -115,6 +125,8 @@ def _apply_field(task: Task, f: Field, out: Collector) -> None:
     elif f.name in EXTENSIONS:
         choices = ", ".join(EXTENSIONS[f.name])
         out.error(f.line, f"**{f.name}** is {f.value!r}", f"use one of {choices}", "extension")
+    elif f.name == CARRIED:
+        task.extra[f.name] = f.value
     else:
         task.extra[f.name] = f.value
         out.warn(

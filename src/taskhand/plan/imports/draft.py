@@ -9,14 +9,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from taskhand.plan import carried
+from taskhand.plan.formats import prose
 from taskhand.plan.formats.criteria import CriterionError, parse_criterion
 from taskhand.plan.formats.tasktrack_edit import now
 from taskhand.plan.model import Criterion, Dialect, Phase, Plan, Status, Task
 from taskhand.text import printable
 
 TITLE_MAX = 100
-_FIELD_LIKE = re.compile(r"^(\s*)\*\*([A-Za-z][A-Za-z ]*)\*\*:")
-_SECTION_LIKE = re.compile(r"^#{1,2}(\s)")
 
 
 @dataclass(frozen=True)
@@ -116,8 +116,9 @@ def _as_markdown(plan: Plan, done: list[str], source: Path, dropped: list[Droppe
     """What the Markdown dialect's files cannot hold: the phases' titles go into the
     overview; the tasks done in the source are reported."""
     titles = "".join(f"- Phase {p.number}: {p.title}\n" for p in plan.phases)
+    goal = carried.overview_prose(plan.objective)
     plan.overview_text = (
-        f"# {plan.title}\n\n## Goal\n{plan.objective}\n\n## Phases\n{titles}\n"
+        f"# {plan.title}\n\n## Goal\n{goal}\n\n## Phases\n{titles}\n"
         f"## Source\nImported by taskhand from {plan.resources[0]}; each task says where "
         "in it it was written.\n"
     )
@@ -264,12 +265,10 @@ def clean_line(text: str) -> str:
 
 
 def clean_text(text: str) -> str:
-    """Text for a description or objective that no reader takes for a field or a section."""
-    lines = []
-    for line in printable(text.replace("\r\n", "\n"), lines=True).split("\n"):
-        line = _FIELD_LIKE.sub(r"\1**\2:**", line.rstrip())
-        lines.append(_SECTION_LIKE.sub(r"###\1", line))
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    """Text for a description or objective: no control characters, no runs of blank lines.
+    It is written as prose (plan/formats/prose.py), so no line of it reads as structure."""
+    lines = printable(prose.normal(text), lines=True).split("\n")
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(line.rstrip() for line in lines)).strip()
 
 
 def safe_path(path: str) -> bool:

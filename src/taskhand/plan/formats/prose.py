@@ -1,0 +1,65 @@
+"""The one rule for writing a person's or an agent's text into a plan file: it stays prose.
+
+A line of it that a reader or an editor of either dialect would take as structure (a heading
+that starts a section or a phase, a front matter fence, a code fence, a TaskTrack
+`**Field**:`, an overview entry or checkbox `- [ ]`) is written with a backslash before its
+first mark, as Markdown escapes it; a line that already starts with backslashes before such a
+mark gets one more, so reading takes exactly one off and gives the text back. Line breaks are
+written as `\\n`, since the Markdown reader splits lines at every Unicode break and
+TaskTrack's at `\\n` only. Text composed inside a section (a plan's `### Review` blocks) is
+escaped the same way against the lines its own reader takes as structure, before the section
+is escaped as a whole.
+"""
+
+from __future__ import annotations
+
+import re
+
+STRUCTURE = re.compile(
+    r"""
+      \#\#(?:\s|$)                     # a task's section, a phase, an overview's end
+    | -{3,}\s*$                        # the front matter's fence
+    | (?:```|~~~)                      # a code fence, which section edits count
+    | \*\*[A-Za-z][A-Za-z\ ]*\*\*:     # a TaskTrack field
+    | [*-]\s+\[                        # an overview entry, a checkbox
+    """,
+    re.VERBOSE,
+)
+_LINE = re.compile(r"(\s*)(\\*)(.*)", re.DOTALL)
+
+
+def normal(text: str) -> str:
+    """`text` as a reader gives it back: lines broken by `\\n`, no space around the whole."""
+    return "\n".join(text.splitlines()).strip()
+
+
+def escape(text: str, structure: re.Pattern[str] = STRUCTURE) -> str:
+    """`text` (normalised) as it is written into a plan file: each line that would read as
+    `structure` gets one more backslash before its mark."""
+    lines = normal(text).split("\n")
+    return "\n".join(_escape_line(line, structure) for line in lines)
+
+
+def unescape(text: str, structure: re.Pattern[str] = STRUCTURE) -> str:
+    """The text `escape` wrote, as it was: one backslash fewer before each escaped mark."""
+    return "\n".join(_unescape_line(line, structure) for line in text.split("\n"))
+
+
+def one_line(text: str) -> str:
+    """Text for a one-line place (a title, a front matter value, a field's value on its
+    label's line): its words with single spaces, so it can start no other line."""
+    return " ".join(text.split())
+
+
+def _escape_line(line: str, structure: re.Pattern[str]) -> str:
+    match = _LINE.fullmatch(line)
+    assert match is not None  # the pattern matches every line
+    indent, slashes, rest = match.groups()
+    return f"{indent}\\{slashes}{rest}" if structure.match(rest) else line
+
+
+def _unescape_line(line: str, structure: re.Pattern[str]) -> str:
+    match = _LINE.fullmatch(line)
+    assert match is not None
+    indent, slashes, rest = match.groups()
+    return f"{indent}{slashes[1:]}{rest}" if slashes and structure.match(rest) else line
