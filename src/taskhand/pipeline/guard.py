@@ -1,10 +1,11 @@
 """The runner's watch over what agents could reach: prints of the user's repository and the plan
 around agent work, and the run's own branches held to what the store recorded.
 
-A change seen during agent work is a violation when agents run unconfined (nothing else could
-have stopped it); under the sandbox no agent can make it, so it is reported as a person's
-change. A run branch that is not where the store says is always put back: the run never builds
-on a commit it did not integrate.
+A change seen during agent work is a violation, and the run stops for a person to look: with
+agents unconfined nothing else could have stopped it; under the sandbox it is a way out of the
+sandbox or a person's own change, and either way it may steer every task after it. A run
+branch that is not where the store says is always put back: the run never builds on a commit
+it did not integrate.
 """
 
 from __future__ import annotations
@@ -51,13 +52,16 @@ class Guard:
         return backstop.take(self.common, self.plan, self.own_refs())
 
     def after(self, before: backstop.Print, during: str, task_id: str | None) -> list[str]:
-        """What changed since `before`, as violations (unconfined agents) or as events."""
+        """What changed since `before`, as violations: the run stops for a person to look.
+        Under the sandbox no agent should have been able to: the change is a way out of it,
+        or a person's own; it is recorded as an `outside_change` too, and stops the run
+        all the same (what changed may steer every task after it)."""
         found = backstop.changes(before, self.before())
         if not found:
             return []
         if self.confined:
             self.emit(EventKind.OUTSIDE_CHANGE, task_id, during=during, changes=found[:50])
-            return []
+            return [f"during {during}, under the sandbox (or by you): {line}" for line in found]
         return [f"during {during}: {line}" for line in found]
 
     # -- the run's own branches -------------------------------------------------------------
