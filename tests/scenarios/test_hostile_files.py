@@ -189,6 +189,10 @@ REFUSED: dict[str, tuple[list[str], str]] = {
          "git -c user.name=a -c user.email=a@b commit -qm x"],
         f"sub/.git: {screen.NESTED}",
     ),
+    "a file too large for a result (sparse)": (
+        ["truncate -s 200M big.bin"],
+        f"big.bin: {screen.TOO_BIG}",
+    ),
     "too many files": (
         [f"mkdir many; cd many; seq 1 {screen.MAX_CHANGED + 1} | xargs touch"],
         f"more than the {screen.MAX_CHANGED} one result may",

@@ -28,6 +28,13 @@ def test_the_walk_finds_what_git_cannot_record(tmp_path: Path) -> None:
     ]
 
 
+def test_the_walk_finds_files_too_large(tmp_path: Path) -> None:
+    with (tmp_path / "big.bin").open("wb") as file:
+        file.truncate(screen.MAX_FILE_BYTES + 1)  # sparse: no disk used
+    (tmp_path / "fine.bin").write_bytes(b"x" * 1000)
+    assert screen.strays(tmp_path) == [("big.bin", screen.TOO_BIG)]
+
+
 def test_the_walk_stops_where_a_path_gets_too_long(tmp_path: Path) -> None:
     name = "a" * 250
     path = tmp_path / name / name / name / name / name

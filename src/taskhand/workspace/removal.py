@@ -150,8 +150,12 @@ def _open_folder(parent: int, name: str, shown: str, done: Removed) -> int | Non
     try:
         folder = os.open(name, _OPEN_DIR, dir_fd=parent)
     except PermissionError:
-        try:  # a folder made unreadable: it was just found a folder, not a link
-            os.chmod(name, 0o700, dir_fd=parent)
+        try:  # a folder made unreadable: opened up through a handle that is it, not a link
+            handle = os.open(name, os.O_PATH | _OPEN_DIR, dir_fd=parent)
+            try:
+                os.chmod(f"/proc/self/fd/{handle}", 0o700)
+            finally:
+                os.close(handle)
             folder = os.open(name, _OPEN_DIR, dir_fd=parent)
         except OSError as exc:
             done.left.append(f"{printable(shown, name=True)}: {exc.strerror}")

@@ -1,5 +1,5 @@
 """What a result may hold: files, folders and symlinks git can record, under names that every
-checkout can write and every person can read, and not too many of them. Whatever else an agent
+checkout can write and every person can read, and not too many or too large. Whatever else an agent
 leaves in its workspace fails the attempt with the reason, before anything reads the result.
 
 Pure checks over paths and one walk of the workspace that never follows a link (no git runs
@@ -18,6 +18,8 @@ from taskhand.text import controls, printable, shorten
 
 MAX_PATH_BYTES = 1024  # macOS's own limit for a whole path; Linux refuses 4096 from the root
 MAX_CHANGED = 20_000  # paths one result may add, change or delete
+MAX_FILE_BYTES = 100 * 2**20  # GitHub's own limit; a larger file (or a sparse one) would take
+# git minutes to hash and every later checkout to write
 
 # What the walk says of each kind of entry git cannot record.
 _KINDS = {
@@ -28,6 +30,7 @@ _KINDS = {
 }
 NESTED = "a repository's .git inside the workspace: git takes none of its files"
 UNREADABLE = "taskhand cannot read it"
+TOO_BIG = f"larger than {MAX_FILE_BYTES // 2**20} MiB, which a result may not hold"
 DASH = "a part of its name begins with a dash, which commands read as an option"
 TOO_LONG = f"its path is longer than {MAX_PATH_BYTES} bytes, which checkouts cannot write"
 
@@ -37,8 +40,8 @@ Finding = tuple[str, str]  # a path relative to the workspace, and what is wrong
 def strays(root: Path) -> list[Finding]:
     """Entries under `root` (its own .git aside) that git would not take as they are: FIFOs,
     sockets and devices, a `.git` below the top, what taskhand cannot read, paths too long to
-    check out. Links are never followed; a folder whose path is already too long is not
-    entered. Iterative, so any depth is walked in bounded memory."""
+    check out, files too large. Links are never followed; a folder whose path is already too
+    long is not entered. Iterative, so any depth is walked in bounded memory."""
     found: list[Finding] = []
     start = len(os.fsencode(root)) + 1
     folders = [os.fsencode(root)]
@@ -55,10 +58,11 @@ def strays(root: Path) -> list[Finding]:
                 continue
             name = os.fsdecode(rel)
             try:
-                mode = entry.stat(follow_symlinks=False).st_mode
+                info = entry.stat(follow_symlinks=False)
             except OSError:
                 found.append((name, UNREADABLE))
                 continue
+            mode = info.st_mode
             if entry.name == b".git":
                 found.append((name, NESTED))
             elif len(rel) > MAX_PATH_BYTES:
@@ -69,6 +73,8 @@ def strays(root: Path) -> list[Finding]:
                 found.append((name, _KINDS[stat.S_IFMT(mode)]))
             elif stat.S_ISREG(mode) and not os.access(entry.path, os.R_OK):
                 found.append((name, UNREADABLE))
+            elif stat.S_ISREG(mode) and info.st_size > MAX_FILE_BYTES:
+                found.append((name, TOO_BIG))
     return sorted(found)
 
 
