@@ -26,7 +26,7 @@ from taskhand.state.paths import StateDir
 from taskhand.state.store import Store
 from taskhand.workspace import removal, screen
 from tests.conftest import RunCli
-from tests.plans import md_task
+from tests.plans import md_task, tt_plan
 from tests.runs import Recorder, git, make_repo, script
 from tests.scenarios.test_hostile_agents import needs_bwrap
 
@@ -476,6 +476,48 @@ def test_a_change_outside_the_workspace_stops_the_run(
         assert outside == [
             "  T-001: outside the workspace during the worker's unit: .git/config was modified"
         ]
+
+
+class ReopeningRecorder(Recorder):
+    """A person reopens FOO-2 (`taskhand reopen`, a process of its own) while FOO-1's worker
+    runs."""
+
+    def __init__(self, plan: Path) -> None:
+        super().__init__()
+        self.plan = plan
+        self.result: subprocess.CompletedProcess[str] | None = None
+
+    def __call__(self, event: Any) -> None:
+        super().__call__(event)
+        worker = event.kind == "unit_started" and event.data.get("role") == "implementer"
+        if worker and event.task_id == "FOO-1" and self.result is None:
+            reopen = [sys.executable, "-m", "taskhand", "reopen", "FOO-2", str(self.plan)]
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+            self.result = subprocess.run(reopen, capture_output=True, text=True, env=env)
+
+
+@needs_bwrap
+def test_a_persons_move_during_a_unit_under_the_sandbox_is_theirs(tmp_path: Path) -> None:
+    """The plan's files change under the sandbox, and the run's log holds the person's move
+    that changed them: recorded, and the run goes on."""
+    plan = tt_plan([[("FOO-1", "OPEN"), ("FOO-2", "FAIL")]])
+    files = {f"plan/{k}": str(v) for k, v in plan.items()}
+    repo = make_repo(tmp_path / "repo", {"README.md": "# p\n", **files})
+    recorder = ReopeningRecorder(repo / "plan")
+    done = {"outcome": "done", "resolution": "did it"}
+    replay = script(
+        tmp_path,
+        {
+            "FOO-1": [{**done, "actions": [{"write": "one.txt"}]}],
+            "FOO-2": [{**done, "actions": [{"write": "two.txt"}]}],
+        },
+    )
+    config = runconfig.RunConfig(agent="replay", script=str(replay), sandbox="bwrap")
+    summary = launch.start(repo / "plan", config, recorder, repo)
+    assert recorder.result is not None and recorder.result.returncode == 0, recorder.result
+    assert [e.data["changes"] for e in recorder.of("outside_change")] != []
+    assert summary.status == "completed", summary
+    assert concluded(recorder) == {"FOO-1": ("DONE", "did it"), "FOO-2": ("DONE", "did it")}
 
 
 def test_a_line_break_in_a_name_in_your_repository_forges_no_line(

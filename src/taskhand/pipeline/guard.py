@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -49,20 +50,33 @@ class Guard:
     # -- prints around agent work ---------------------------------------------------------
 
     def before(self) -> backstop.Print:
-        return backstop.take(self.common, self.plan, self.own_refs())
+        taken = backstop.take(self.common, self.plan, self.own_refs())
+        return replace(taken, since=self.store.newest_event(self.run.id))
 
     def after(self, before: backstop.Print, during: str, task_id: str | None) -> list[str]:
         """What changed since `before`, as violations: the run stops for a person to look.
         Under the sandbox no agent should have been able to: the change is a way out of it,
         or a person's own; it is recorded as an `outside_change` too, and stops the run
-        all the same (what changed may steer every task after it)."""
+        all the same (what changed may steer every task after it), but for the plan's files
+        when a person's move (`taskhand answer`, `reopen`, a board's move) was recorded
+        meanwhile: a sandboxed agent can write neither those files nor the run's log."""
         found = backstop.changes(before, self.before())
         if not found:
             return []
-        if self.confined:
-            self.emit(EventKind.OUTSIDE_CHANGE, task_id, during=during, changes=found[:50])
-            return [f"during {during}, under the sandbox (or by you): {line}" for line in found]
-        return [f"during {during}: {line}" for line in found]
+        if not self.confined:
+            return [f"during {during}: {line}" for line in found]
+        self.emit(EventKind.OUTSIDE_CHANGE, task_id, during=during, changes=found[:50])
+        if self._person_moved(before.since):
+            found = [line for line in found if not line.startswith(backstop.PLAN_FOLDER)]
+        return [f"during {during}, under the sandbox (or by you): {line}" for line in found]
+
+    def _person_moved(self, since: int) -> bool:
+        """Whether the run's log holds a person's move newer than event `since`."""
+        return any(
+            event.kind in (EventKind.TASK_ANSWERED, EventKind.TASK_REOPENED)
+            or (event.kind == EventKind.TASK_MOVED and event.data.get("by") != "harness")
+            for event in self.store.events(self.run.id, after=since)
+        )
 
     # -- the run's own branches -------------------------------------------------------------
 
