@@ -265,6 +265,20 @@ def test_utf16_without_a_bom_never_ends_the_run(tmp_path: Path, sandbox: str) ->
     assert shown == "hi\n"
 
 
+@pytest.mark.parametrize("sandbox", SANDBOXES)
+def test_a_workspace_folder_replaced_by_a_link_fails_the_attempt(
+    tmp_path: Path, sandbox: str
+) -> None:
+    """Unconfined, the agent moves its workspace away and leaves a link in its place: nothing
+    is read through the link. Under the sandbox its folder is a mount it cannot move."""
+    worker = ['W=$PWD; cd ..; mv "$W" "$W.moved" && ln -s "$W.moved" "$W" || true']
+    repo, summary, recorder = run_attack(tmp_path, worker, sandbox)
+    if sandbox == "none":
+        attempt_failed(repo, summary, recorder, "the workspace folder was replaced")
+    else:
+        assert concluded(recorder)["T-002"][0] == "DONE"
+
+
 # --- links: judged by where they resolve in the result -------------------------------------
 
 LINKS: dict[str, tuple[list[str], str]] = {

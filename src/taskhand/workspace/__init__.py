@@ -127,8 +127,9 @@ def _refuse_strays(repo: Path, path: Path, own: tuple[str, ...], env: dict[str, 
         return
     names = b"".join(os.fsencode(name) + b"\0" for name, _ in found)
     check = ["check-ignore", "-z", "--stdin"]
-    done = git.run(repo, *own, *check, stdin=names, env=env, ok=(0, 1))
-    ignored = set(git.fields(done.stdout))
+    # 128: a path git will not judge (one inside a nested repository): not ignored, then.
+    done = git.run(repo, *own, *check, stdin=names, env=env, ok=(0, 1, 128))
+    ignored = set(git.fields(done.stdout)) if done.returncode != 128 else set()
     found = [f for f in found if f[0] not in ignored]
     if found:
         raise WorkspaceError(screen.refusal(found))
