@@ -28,14 +28,21 @@ _CHARACTER_IN_LINE = f"[{_UNSAFE}\n\t]"
 _IN_LINE = {"\n": "\\n", "\t": "\\t"}
 
 
-def printable(text: str, *, lines: bool = False) -> str:
+def printable(text: str, *, lines: bool = False, name: bool = False) -> str:
     """`text` with every escape sequence and control character removed, safe to print.
 
     Removed means dropped, not marked: colour codes and carriage returns of tool output are
     what shows up in practice, and the untouched text stays in the store and in `--json`.
     Undecodable bytes of a file name are shown as `\\xNN`. Newline and tab are kept with
     `lines`; without it they are shown as `\\n` and `\\t`, so the text stays one line.
+
+    A `name` (a file's path) loses nothing and reads one way only: when it holds anything
+    unsafe, a backslash or a double quote, or starts or ends with a space, it is shown in double
+    quotes with each of those escaped (`"a\\nb"` is a name with a line break, `"a\\\\nb"` one
+    with a backslash), as git quotes names.
     """
+    if name:
+        return _quoted(text)
     if text.isprintable():
         return text
     # The patterns compile here, the first time (re keeps them): most text never needs them.
@@ -53,6 +60,34 @@ def _unsafe_char(match: re.Match[str]) -> str:
     if 0xD800 <= code <= 0xDFFF:
         return f"\\u{code:04x}"
     return _IN_LINE.get(char, "")
+
+
+_NAME_UNSAFE = re.compile(f'[{_UNSAFE}\n\t\\\\"]')
+_NAME_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", "\\": "\\\\", '"': '\\"'}
+
+
+def controls(text: str) -> bool:
+    """Whether `text` holds a character `printable` never shows as it is: a control character
+    (line breaks and tabs included), a bidi override, an undecodable byte."""
+    return re.search(f"[{_UNSAFE}\n\t]", text) is not None
+
+
+def _quoted(name: str) -> str:
+    """A file name shown unambiguously (see `printable`)."""
+    if not _NAME_UNSAFE.search(name) and name == name.strip(" "):
+        return name
+    return '"' + _NAME_UNSAFE.sub(_name_char, name) + '"'
+
+
+def _name_char(match: re.Match[str]) -> str:
+    char = match.group()
+    code = ord(char)
+    if char in _NAME_ESCAPES:
+        return _NAME_ESCAPES[char]
+    if 0xDC80 <= code <= 0xDCFF:  # a byte os.fsdecode could not decode
+        return f"\\x{code - 0xDC00:02x}"
+    # A C0 control is one byte, as in a name that is not UTF-8; the rest are code points.
+    return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}"
 
 
 # JSON escapes C0 itself; DEL, C1, the bidi controls and surrogates it would leave raw.

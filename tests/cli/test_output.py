@@ -43,7 +43,8 @@ def hostile_repo(tmp_path: Path) -> Path:
     files = {
         f"{plan}/overview.md": f"# Feature {EVIL}\n\n## Goal\nShip it. {EVIL}\n",
         f"{plan}/T-001-{EVIL_NAME}.md": md_task("T-001", f"Checked {EVIL}", failing),
-        f"{plan}/T-002-task.md": md_task("T-002", f"Reviewed {EVIL}", body),
+        # a second attempt after the one whose file name is refused
+        f"{plan}/T-002-task.md": md_task("T-002", f"Reviewed {EVIL}", body, max_attempts="2"),
         f"{plan}/T-003-task.md": md_task("T-003", f"Asked {EVIL}", body),
         "evil.py": EVIL_CHECK,
     }
@@ -68,7 +69,8 @@ def hostile_script(tmp_path: Path) -> Path:
         {
             "T-001": [attempt(write("t1.txt", "1\n"), resolution=f"Resolved {EVIL}")],
             "T-002": [
-                attempt(write(f"file-{EVIL_NAME}.txt", f"{EVIL}\n"), review=reject),
+                attempt(write(f"file-{EVIL_NAME}.txt", f"{EVIL}\n")),  # refused: its name
+                attempt(write("file.txt", f"{EVIL}\n"), review=reject),
                 attempt(write("t2.txt", "2\n"), resolution=f"Resolved {EVIL}"),
             ],
             "T-003": [
@@ -166,7 +168,9 @@ def test_run_and_its_records_are_printed_clean(tmp_path: Path, run_cli: RunCli) 
     assert f"  general review: reject as weak_test: Concern {MARKUP}\n" in ledger.stdout
     assert "\n    T-002 attempt 9: accepted: forged\n" in ledger.stdout  # indented, not a line
     assert f"check output {MARKUP}" in ledger.stdout
-    assert f"T-002 attempt 2: accepted: Resolved {MARKUP}" in ledger.stdout
+    assert f"T-002 attempt 3: accepted: Resolved {MARKUP}" in ledger.stdout
+    refused = "T-002 attempt 1: unit_failed: the workspace's files were not taken: \"file-\\x1b]52;"
+    assert refused in ledger.stdout
     for args in [("runs",), ("stats",), ("clean", "--dry-run")]:
         result = run_cli(*args, "--repo", repo)
         assert result.exit_code == 0, result.output

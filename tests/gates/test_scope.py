@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from taskhand.gates.scope import Violation, check_scope, matches
-from taskhand.workspace.diffs import Change
+from taskhand.workspace.diffs import Change, Layout
 
 GLOBS = [
     # plain names: that file, or anything under that folder
@@ -75,13 +75,21 @@ def test_the_glob_table_is_large_enough() -> None:
     assert len(GLOBS) >= 30
 
 
+# The result's tree the links below are checked out in.
+FOLDERS = frozenset({"src", "src/inner", "src/x", "docs"})
+FILES = frozenset({"README.md", "src/b.py", "docs/a.md"})
+
+
 def scope(
     changes: list[Change],
     allowed: list[str] | None = None,
     forbidden: list[str] | None = None,
     links: dict[str, str] | None = None,
+    others: dict[str, str] | None = None,
 ) -> list[Violation]:
-    return check_scope(changes, allowed or [], forbidden or [], links or {})
+    """check_scope over the tree above, holding `links` (the changed ones) and `others`."""
+    layout = Layout(FOLDERS, FILES, {**(others or {}), **(links or {})})
+    return check_scope(changes, allowed or [], forbidden or [], links or {}, layout)
 
 
 OUTSIDE = "outside the allowed paths (src/**, tests/**)"
@@ -158,10 +166,53 @@ def test_a_symlink_leaving_the_repository_is_a_violation_even_when_allowed(
 
 @pytest.mark.parametrize(
     ("link", "target"),
-    [("src/a", "b.py"), ("src/a", "../README.md"), ("src/x/y", "../../docs"), ("top", ".")],
+    [
+        ("src/a", "b.py"),
+        ("src/a", "../README.md"),
+        ("src/x/y", "../../docs"),
+        ("top", "."),
+        ("src/a", "inner/../b.py"),
+        ("src/a", "./inner/./../../docs/a.md"),
+    ],
 )
 def test_a_symlink_staying_inside_the_repository_is_fine(link: str, target: str) -> None:
     assert scope([Change("A", link)], ["**"], links={link: target}) == []
+
+
+@pytest.mark.parametrize(
+    ("links", "reason"),
+    [
+        # The issue's chain: `here` is the top, so here/.. is the top's parent.
+        ({"here": ".", "link": "here/../../etc/passwd"}, "pointing outside the repository"),
+        ({"here": ".", "link": "here/../x"}, "pointing outside the repository"),
+        ({"src/up": "..", "link": "src/up/../../x"}, "pointing outside the repository"),
+        ({"hop": "src/inner", "link": "hop/../../../x"}, "pointing outside the repository"),
+        ({"abs": "/etc", "link": "abs/passwd"}, "pointing outside the repository"),
+        ({"g": ".GIT", "link": "g/config"}, "pointing into the .git directory"),
+        ({"here": ".", "link": "here/.git/hooks"}, "pointing into the .git directory"),
+        ({"a": "b", "b": "a", "link": "a"}, "in a loop of links"),
+        ({"link": "link"}, "in a loop of links"),
+        ({"link": "README.md/x"}, "leading through a file"),
+        ({"link": "README.md/"}, "leading through a file"),
+        ({"link": "src/missing.py"}, "pointing at nothing the result holds"),
+        ({"link": "src/missing/../b.py"}, "pointing at nothing the result holds"),
+    ],
+)
+def test_a_symlink_is_judged_by_where_it_resolves_in_the_result(
+    links: dict[str, str], reason: str
+) -> None:
+    """Followed as a checkout would, through every link on the way: what leaves the tree, or
+    leads nowhere, is refused, however the text of the one link reads."""
+    others = {k: v for k, v in links.items() if k != "link"}
+    found = scope([Change("A", "link")], ["**"], links={"link": links["link"]}, others=others)
+    assert found == [Violation("link", f"symlink {reason} (to {links['link']})")]
+
+
+def test_a_link_where_a_folder_was_is_judged_like_any_other() -> None:
+    changes = [Change("D", "src/b.py"), Change("T", "src")]
+    found = scope(changes, ["**"], links={"src": "/etc"})
+    assert found == [Violation("src", "symlink pointing outside the repository (to /etc)")]
+    assert scope(changes, ["**"], links={"src": "docs"}) == []
 
 
 def test_a_symlink_into_the_git_directory_is_a_violation() -> None:
@@ -220,6 +271,74 @@ def test_an_agents_configuration_is_refused_even_where_everything_is_allowed(pat
     assert scope([Change("A", path)]) == [Violation(path, AGENT_CONFIG)]
     assert scope([Change("M", path)], ["**"]) == [Violation(path, AGENT_CONFIG)]
     assert scope([Change("D", path)], ["./"]) == [Violation(path, AGENT_CONFIG)]
+
+
+EDITOR = (
+    "an editor's configuration, which runs commands in your editor (name it in the task's paths)"
+)
+CI = "CI's configuration, which CI runs with your secrets (name it in the task's paths)"
+TOOL = "a tool's configuration, which runs commands in your shell (name it in the task's paths)"
+
+
+@pytest.mark.parametrize(
+    ("path", "reason"),
+    [
+        (".cursor/mcp.json", AGENT_CONFIG),
+        (".cursor/rules/x.mdc", AGENT_CONFIG),
+        (".vscode/tasks.json", EDITOR),  # runOn folderOpen: runs when you open the folder
+        (".vscode/settings.json", EDITOR),
+        (".vscode/launch.json", EDITOR),
+        ("web/.VSCode/tasks.json", EDITOR),
+        (".idea/runConfigurations/x.xml", EDITOR),
+        (".zed/tasks.json", EDITOR),
+        (".devcontainer/devcontainer.json", EDITOR),
+        (".devcontainer.json", EDITOR),
+        (".envrc", TOOL),
+        ("sub/.envrc", TOOL),
+        (".husky/pre-commit", TOOL),
+        (".githooks/pre-push", TOOL),
+        (".git-hooks/pre-push", TOOL),
+        (".pre-commit-config.yaml", TOOL),
+        (".npmrc", TOOL),
+        ("packages/a/.npmrc", TOOL),
+        (".yarnrc", TOOL),
+        (".yarnrc.yml", TOOL),
+        (".pnpmfile.cjs", TOOL),
+        ("mise.toml", TOOL),
+        (".mise.toml", TOOL),
+        (".github/workflows/ci.yml", CI),
+        (".github/workflows", CI),  # a link of the folder's name
+        (".github/actions/setup/action.yml", CI),
+        (".gitlab-ci.yml", CI),
+        (".circleci/config.yml", CI),
+        (".travis.yml", CI),
+        (".buildkite/pipeline.yml", CI),
+        ("azure-pipelines.yml", CI),
+        ("bitbucket-pipelines.yml", CI),
+        ("Jenkinsfile", CI),
+    ],
+)
+def test_files_that_run_code_elsewhere_are_refused_even_where_everything_is_allowed(
+    path: str, reason: str
+) -> None:
+    """They run in your editor, your shell or CI, with your secrets, after delivery."""
+    assert scope([Change("A", path)], ["**"]) == [Violation(path, reason)]
+    assert scope([Change("D", path)]) == [Violation(path, reason)]
+
+
+def test_a_task_whose_paths_name_a_file_that_runs_code_elsewhere_may_change_it() -> None:
+    assert scope([Change("M", ".github/workflows/ci.yml")], [".github/workflows/"]) == []
+    assert scope([Change("M", ".vscode/tasks.json")], [".vscode/tasks.json"]) == []
+    assert scope([Change("A", "web/.npmrc")], ["web/.npmrc"]) == []
+    # .github itself holds the workflows, it does not name them
+    found = scope([Change("M", ".github/workflows/ci.yml")], [".github"])
+    assert found == [Violation(".github/workflows/ci.yml", CI)]
+
+
+def test_the_rest_of_github_and_look_alikes_are_ordinary_files() -> None:
+    names = [".github/CODEOWNERS", ".github/ISSUE_TEMPLATE/bug.md", "docs/workflows/ci.md"]
+    names += ["src/vscode/tasks.json", "npmrc.md", "my.envrc.txt", "Jenkinsfile.md"]
+    assert scope([Change("A", name) for name in names]) == []
 
 
 def test_a_task_whose_paths_name_the_configuration_may_change_it() -> None:

@@ -54,7 +54,10 @@ WATCHED: list[tuple[EventKind, str | None, dict[str, Any], str | None]] = [
     (EventKind.TASK_CONCLUDED, "T-1", {"status": "DONE", "text": "did it"}, None),
     (EventKind.TASK_REOPENED, "T-1", {"by": "taskhand reopen"}, None),
     (EventKind.TASK_ANSWERED, "T-1", {"response": "yes"}, None),
-    (EventKind.OUTSIDE_CHANGE, "T-1", {"during": "the worker's unit", "changes": ["x"]}, None),
+    (EventKind.OUTSIDE_CHANGE, "T-1", {"during": "the worker's unit",
+     "changes": [".git/config was modified", "x"]},
+     "  T-1: outside the workspace during the worker's unit: .git/config was modified"
+     " and 1 more"),
     (EventKind.VIOLATION, "T-1", {"what": "the run branch was moved"}, None),
     (EventKind.TASK_MOVED, "T-1", {"before": "implementing", "after": "review",
      "waiting": False, "by": "harness"}, None),
@@ -76,6 +79,9 @@ WATCHED: list[tuple[EventKind, str | None, dict[str, Any], str | None]] = [
     (EventKind.WORKSPACE_PRUNED, "T-1", {"attempt": 3, "bytes": 10,
      "folders": ["a/.venv", "b/dist", "c/build", "d/__pycache__", "e/target"]},
      "  T-1: pruned a/.venv, b/dist, c/build and 2 more from attempt 3 (10 bytes freed)"),
+    (EventKind.WORKSPACE_PRUNED, "T-1", {"attempt": 4, "bytes": 10,
+     "folders": ["a\nT-2: integrated as 0123/node_modules"]},
+     '  T-1: pruned "a\\nT-2: integrated as 0123/node_modules" from attempt 4 (10 bytes freed)'),
     (EventKind.RUN_INTERRUPTED, None, {"signal": "SIGINT"}, None),
     (EventKind.RUN_FINISHED, None, {"status": "completed", "message": "all done"}, None),
 ]  # fmt: skip

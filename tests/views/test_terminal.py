@@ -137,6 +137,35 @@ def test_nothing_unsafe_survives_any_text(text: str) -> None:
     assert "\n" not in printable(text)
 
 
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("src/app.py", "src/app.py"),
+        ("café/naïve.md", "café/naïve.md"),
+        ("a\nT-002 attempt 1: accepted", '"a\\nT-002 attempt 1: accepted"'),
+        ("a\\nb", '"a\\\\nb"'),  # a backslash and an n: not the same name as a line break
+        ("caf\udce9.txt", '"caf\\xe9.txt"'),  # a byte that is not UTF-8
+        ("\u0085", '"\\u0085"'),  # a C1 character: not the byte 0x85
+        ("x\x1b]0;title\x07", '"x\\x1b]0;title\\x07"'),
+        ("txt.\u202eexe", '"txt.\\u202eexe"'),
+        ('say "hi"', '"say \\"hi\\""'),
+        (" lead", '" lead"'),
+    ],
+)
+def test_a_file_name_is_shown_one_way_only(name: str, shown: str) -> None:
+    """Nothing dropped: two names never show the same, and none spans two lines."""
+    assert printable(name, name=True) == shown
+
+
+@given(st.text(max_size=20), st.text(max_size=20))
+def test_different_names_never_show_the_same(one: str, other: str) -> None:
+    shown = printable(one, name=True)
+    assert_clean(shown)
+    assert "\n" not in shown
+    if one != other:
+        assert shown != printable(other, name=True)
+
+
 class _Hang(Exception):
     pass
 

@@ -161,7 +161,8 @@ def clean_command(
                     else:
                         echo(f"  {verb} {step.kind} {step.target} ({step.reason})")
                 if not dry_run:
-                    clean.apply(state, found, steps, holder)
+                    for line in clean.apply(state, found, steps, holder):
+                        echo(f"  not removed: {line}")
 
 
 def _console() -> Console:

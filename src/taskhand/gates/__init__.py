@@ -47,6 +47,7 @@ def run_gates(
     from taskhand.gates.checks import run_check
     from taskhand.host.allowlist import child_env
     from taskhand.host.sandbox import NONE
+    from taskhand.text import printable
     from taskhand.workspace import diffs
 
     sandbox = NONE if sandbox is None else sandbox
@@ -76,8 +77,11 @@ def run_gates(
     )
     changes = diffs.changed_paths(repo, base, candidate)
     links = diffs.symlinks(repo, base, candidate)
-    violations = scope.check_scope(changes, task.paths, forbidden, links)
-    detail = "; ".join(f"{v.path}: {v.reason}" for v in violations) or "all changes in scope"
+    # Where a link leads depends on the whole tree it is checked out in: read when there is one.
+    layout = diffs.layout(repo, candidate) if links else None
+    violations = scope.check_scope(changes, task.paths, forbidden, links, layout)
+    detail = "; ".join(f"{printable(v.path, name=True)}: {v.reason}" for v in violations)
+    detail = detail or "all changes in scope"
     results.append(GateResult("scope", not violations, detail))
     return results
 

@@ -1,16 +1,18 @@
 """The runner's watch over what agents could reach: prints of the user's repository and the plan
 around agent work, and the run's own branches held to what the store recorded.
 
-A change seen during agent work is a violation when agents run unconfined (nothing else could
-have stopped it); under the sandbox no agent can make it, so it is reported as a person's
-change. A run branch that is not where the store says is always put back: the run never builds
-on a commit it did not integrate.
+A change seen during agent work is a violation, and the run stops for a person to look: with
+agents unconfined nothing else could have stopped it; under the sandbox it is a way out of the
+sandbox or a person's own change, and either way it may steer every task after it. A run
+branch that is not where the store says is always put back: the run never builds on a commit
+it did not integrate.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -48,17 +50,33 @@ class Guard:
     # -- prints around agent work ---------------------------------------------------------
 
     def before(self) -> backstop.Print:
-        return backstop.take(self.common, self.plan, self.own_refs())
+        taken = backstop.take(self.common, self.plan, self.own_refs())
+        return replace(taken, since=self.store.newest_event(self.run.id))
 
     def after(self, before: backstop.Print, during: str, task_id: str | None) -> list[str]:
-        """What changed since `before`, as violations (unconfined agents) or as events."""
+        """What changed since `before`, as violations: the run stops for a person to look.
+        Under the sandbox no agent should have been able to: the change is a way out of it,
+        or a person's own; it is recorded as an `outside_change` too, and stops the run
+        all the same (what changed may steer every task after it), but for the plan's files
+        when a person's move (`taskhand answer`, `reopen`, a board's move) was recorded
+        meanwhile: a sandboxed agent can write neither those files nor the run's log."""
         found = backstop.changes(before, self.before())
         if not found:
             return []
-        if self.confined:
-            self.emit(EventKind.OUTSIDE_CHANGE, task_id, during=during, changes=found[:50])
-            return []
-        return [f"during {during}: {line}" for line in found]
+        if not self.confined:
+            return [f"during {during}: {line}" for line in found]
+        self.emit(EventKind.OUTSIDE_CHANGE, task_id, during=during, changes=found[:50])
+        if self._person_moved(before.since):
+            found = [line for line in found if not line.startswith(backstop.PLAN_FOLDER)]
+        return [f"during {during}, under the sandbox (or by you): {line}" for line in found]
+
+    def _person_moved(self, since: int) -> bool:
+        """Whether the run's log holds a person's move newer than event `since`."""
+        return any(
+            event.kind in (EventKind.TASK_ANSWERED, EventKind.TASK_REOPENED)
+            or (event.kind == EventKind.TASK_MOVED and event.data.get("by") != "harness")
+            for event in self.store.events(self.run.id, after=since)
+        )
 
     # -- the run's own branches -------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from taskhand.state.ledger import Entry, LedgerOutcome, VerdictNote
 from taskhand.state.life import Lifecycle
 from taskhand.state.records import AttemptStatus
 from taskhand.unit import Case, Role, Verdict
-from taskhand.workspace import diffs
+from taskhand.workspace import WorkspaceError, diffs
 from taskhand.workspace.review_copy import disposable_copy
 
 REVIEW_TRIES = 2  # a reviewer that breaks or writes outside its copy is replaced once
@@ -103,10 +103,15 @@ def reviewer(h: Harness, work: Work, prompt: str, lens: str) -> Verdict | str | 
     problem = ""
     copy_path, index = h.review_copy(lens)
     for _ in range(REVIEW_TRIES):
-        with disposable_copy(h.repo, work.candidate, copy_path, index, work.ws.path) as copy:
-            before = h.guard.before()
-            outcome = h.unit(Role.EVALUATOR, task, attempt, copy.path, prompt, lens)
-            broken = h.breaches(before, f"the {lens} review", task.id)
+        try:
+            with disposable_copy(h.repo, work.candidate, copy_path, index, work.ws.path) as copy:
+                before = h.guard.before()
+                outcome = h.unit(Role.EVALUATOR, task, attempt, copy.path, prompt, lens)
+                broken = h.breaches(before, f"the {lens} review", task.id)
+        except WorkspaceError as exc:  # an earlier reviewer left what cannot be deleted
+            return f"the {lens} reviewer's copy could not be made: {exc}"
+        if copy.left:
+            h.emit(EventKind.WARNING, task.id, message=copy.left)
         if broken:
             return Stop(AttemptStatus.VIOLATION, "; ".join(broken))
         if copy.violations:

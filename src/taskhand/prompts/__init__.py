@@ -18,7 +18,7 @@ from taskhand.gates import GateResult
 from taskhand.plan.model import Exchange, Plan, Status, Task
 from taskhand.state.ledger import LedgerEntry, LedgerOutcome
 from taskhand.state.progress import Note, Outcome
-from taskhand.text import cap
+from taskhand.text import cap, printable
 from taskhand.unit import CaseReport
 from taskhand.workspace.diffs import Change
 
@@ -278,12 +278,19 @@ def _gates(gates: list[GateResult]) -> str:
 
 def _files(changes: list[Change]) -> str:
     lines = [
-        f"- {c.status} {c.old_path} -> {c.path}" if c.old_path else f"- {c.status} {c.path}"
+        f"- {c.status} {_name(c.old_path)} -> {_name(c.path)}"
+        if c.old_path
+        else f"- {c.status} {_name(c.path)}"
         for c in changes[:LISTED_FILES]
     ]
     if len(changes) > LISTED_FILES:
         lines.append(f"- ... and {len(changes) - LISTED_FILES} more")
     return "\n".join(lines)
+
+
+def _name(path: str) -> str:
+    """A changed path as the reviewer reads it: one way only, on one line."""
+    return printable(path, name=True)
 
 
 def _fenced(text: str, language: str) -> str:

@@ -5,6 +5,7 @@ landed already goes through the stages after landing alone (a delivery's retry).
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,10 +22,14 @@ from taskhand.plan.model import Plan, Status, Task
 from taskhand.plan.templates import slug
 from taskhand.run import retention
 from taskhand.state.events import EventKind
+from taskhand.state.ledger import Entry, LedgerOutcome
 from taskhand.state.records import Attempt, AttemptStatus
 from taskhand.state.status import StatusBook
+from taskhand.text import printable
 from taskhand.unit import Case, CaseReport, Outcome
 from taskhand.workspace import Workspace, git, refs
+
+UNIT_FAILED = LedgerOutcome.UNIT_FAILED
 
 
 def task_branch(task: Task) -> str:
@@ -57,6 +62,27 @@ def attempt(
     with _workspace_at(h, task, opened, start or base) as ws:
         work = Work(plan, book, task, opened, ws, shown)
         return set_up(h, work) or _through(h, pipeline, work, first)
+
+
+def unhandled(h: Harness, task: Task, exc: Exception) -> Ended:
+    """The task's open attempt, failed by an exception of the harness itself (what an agent
+    left that nothing foresaw): failed with the reason, its traceback kept in the run's folder,
+    and the task goes on to its next attempt, so neither this run nor a resume is stuck on it.
+    An exception outside any attempt is raised again."""
+    open_now = [a for a in h.store.open_attempts(h.run.id) if a.task_id == task.id]
+    if not open_now:
+        raise exc
+    log = h.state.run_dir(h.run.id) / "harness-errors.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a", encoding="utf-8", errors="backslashreplace") as file:
+        file.write(f"{task.id} attempt {open_now[-1].number}:\n")
+        file.writelines(traceback.format_exception(exc))
+    reason = (
+        f"taskhand could not handle what this attempt left ({type(exc).__name__}: "
+        f"{printable(str(exc))}) (fix: report it as a bug of taskhand, with {log.name} from "
+        "the run's folder)"
+    )
+    return h.retry(open_now[-1], task, AttemptStatus.FAILED, reason, Entry(UNIT_FAILED, reason))
 
 
 def _through(h: Harness, pipeline: Sequence[Stage], work: Work, first: int) -> Ended:

@@ -98,17 +98,23 @@ def plan_clean(
     return steps
 
 
-def apply(state: StateDir, run: Run, steps: list[Step], holder: str | None = None) -> None:
+def apply(state: StateDir, run: Run, steps: list[Step], holder: str | None = None) -> list[str]:
+    """Carry out the steps; what could not be deleted, one line each with its fix (an agent
+    may have left a folder immutable or unwritable): said, never a failure."""
     repo = Path(run.repo)
+    left = []
     for step in steps:
         if step.kind is Act.WORKTREE:
             worktrees.remove(repo, Path(step.target))
         elif step.kind is Act.WORKSPACE:
-            workspace.remove(Path(step.target))
+            stayed = workspace.remove(Path(step.target))
+            if stayed:
+                left.append(workspace.left_behind(Path(step.target), stayed))
         elif step.kind is Act.BRANCH:
             refs.delete_branch(repo, step.target, step.sha)
     if holder is None:  # a live run's indexes are in use
         shutil.rmtree(state.run_dir(run.id) / "indexes", ignore_errors=True)
+    return left
 
 
 def _leftovers(state: StateDir, run: Run, attempts: list[Attempt]) -> list[Step]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Sequence
+from pathlib import Path
 
 from taskhand import workspace
 from taskhand.agents.base import Agent
@@ -254,7 +255,10 @@ class Runner:
             capped = h.run_cap()
             if capped:
                 return capped
-            result = attempts.attempt(h, self.stages_of(task), plan, book, task)
+            try:
+                result = attempts.attempt(h, self.stages_of(task), plan, book, task)
+            except Exception as exc:  # what an agent left must never end the run
+                result = attempts.unhandled(h, task, exc)
             if result.run_capped:
                 return result.text or h.run_cap() or "a run cap was reached"
             if result.status is not None:
@@ -304,7 +308,8 @@ class Runner:
     def stop(self, status: RunStatus, message: str) -> Summary:
         used = {*(f"review-{lens}" for lens in self.config.lenses), *self.h.copies}
         for name in sorted(used):  # they served the whole run
-            review_copy.release(*self.h.copy_place(name))
+            path, index = self.h.copy_place(name)
+            self.left_behind(path, review_copy.release(path, index))
         self.store.set_run_status(self.run.id, status, message)
         self.h.emit(EventKind.RUN_FINISHED, status=status, message=message)
         run_dir = self.state.run_dir(self.run.id)
@@ -332,5 +337,11 @@ class Runner:
             kept = retention.retained(self.store.attempts(self.run.id))
             for leftover in sorted([*folder.glob("*/attempt-*"), *folder.glob("review-*")]):
                 if leftover not in kept:
-                    workspace.remove(leftover)
+                    self.left_behind(leftover, workspace.remove(leftover))
         shutil.rmtree(self.state.run_dir(self.run.id) / "indexes", ignore_errors=True)
+
+    def left_behind(self, path: Path, left: list[str]) -> None:
+        """Say what of a workspace could not be deleted; the run goes on (`taskhand clean`
+        tries again)."""
+        if left:
+            self.h.emit(EventKind.WARNING, message=workspace.left_behind(path, left))

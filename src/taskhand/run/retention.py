@@ -78,7 +78,9 @@ def let_go(h: Harness, task: Task, attempt_id: int, path: Path, index: Path) -> 
     current = next((a for a in h.store.attempts(h.run.id, task.id) if a.id == attempt_id), None)
     try:
         if current is None or current.status in NOT_ENDED:
-            workspace.remove(path)
+            left = workspace.remove(path)
+            if left:  # housekeeping too: said, and the run goes on
+                h.emit(EventKind.WARNING, task.id, message=workspace.left_behind(path, left))
             return
         result = current.candidate_sha or current.base_sha
         try:

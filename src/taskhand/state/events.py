@@ -43,7 +43,7 @@ class EventKind(StrEnum):
     TASK_CONCLUDED = "task_concluded"
     TASK_REOPENED = "task_reopened"
     TASK_ANSWERED = "task_answered"
-    OUTSIDE_CHANGE = "outside_change"  # a change past the workspaces, made by a person
+    OUTSIDE_CHANGE = "outside_change"  # a change past the workspaces under the sandbox
     VIOLATION = "violation"  # a run branch was moved; it was put back
     TASK_MOVED = "task_moved"  # a task's lifecycle status changed, by the harness or a person
     QUESTION_ASKED = "question_asked"  # the interview: a question with lettered options

@@ -5,6 +5,7 @@ that failed and every reviewer's verdict, read from the typed ledger entries.
 from __future__ import annotations
 
 from taskhand.state.ledger import LedgerEntry, VerdictNote
+from taskhand.text import printable
 
 
 def lines(entries: list[LedgerEntry]) -> list[str]:
@@ -14,8 +15,8 @@ def lines(entries: list[LedgerEntry]) -> list[str]:
         summary = entry.summary.strip()
         headline = summary.splitlines()[0] if summary else ""
         shown.append(f"{entry.task_id} attempt {entry.iteration}: {entry.outcome}: {headline}")
-        if entry.diff_summary:
-            shown.append(f"  change: {entry.diff_summary}")
+        if entry.diff_summary:  # one line, whatever names it lists
+            shown.append(f"  change: {printable(entry.diff_summary)}")
         for check in entry.failed_checks:
             shown.append(f"  check {check.name} failed: {_indented(check.detail)}")
         for verdict in entry.verdicts:

@@ -169,12 +169,19 @@ def task_text(
         suffix = f"   [check: exit {check.expected_exit_code}]" if check else ""
         lines.append(f"  - {criterion.text}{suffix}")
     for exchange in task.exchanges:
-        lines += ["", f"Request: {exchange.request}", f"Response: {exchange.response or '-'}"]
+        lines += ["", _field("Request", exchange.request)]
+        lines.append(_field("Response", exchange.response or "-"))
     if task.resolution:
-        lines += ["", f"Resolution: {task.resolution}"]
+        lines += ["", _field("Resolution", task.resolution)]
     if task.failure:
-        lines += ["", f"Failure: {task.failure}"]
+        lines += ["", _field("Failure", task.failure)]
     return "\n".join(lines)
+
+
+def _field(label: str, text: str) -> str:
+    """A field of text an agent or a check wrote: its later lines indented, so none of them
+    (a check's output, a file name it printed) can pass for a field of its own."""
+    return f"{label}: " + text.replace("\n", "\n  ")
 
 
 def _lifecycle_lines(standing: Standing) -> list[str]:

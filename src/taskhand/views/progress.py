@@ -24,6 +24,7 @@ from taskhand.state.events import (
     EventKind,
     GateChecked,
     Message,
+    OutsideChange,
     Pruned,
     TaskMoved,
     UnitFinished,
@@ -32,7 +33,7 @@ from taskhand.state.events import (
 )
 from taskhand.state.ledger import VerdictNote
 from taskhand.state.life import Lifecycle
-from taskhand.text import dumps
+from taskhand.text import dumps, printable
 from taskhand.unit import Role
 from taskhand.views.terminal import rich_text
 
@@ -209,7 +210,7 @@ LINES: dict[EventKind, Callable[[Any, Event], str | None] | None] = {
     EventKind.TASK_CONCLUDED: None,  # the steps around it say so
     EventKind.TASK_REOPENED: None,
     EventKind.TASK_ANSWERED: None,
-    EventKind.OUTSIDE_CHANGE: None,
+    EventKind.OUTSIDE_CHANGE: lambda p, e: _outside(p, e),
     EventKind.VIOLATION: None,
     EventKind.TASK_MOVED: lambda p, e: _moved(p, e),  # the lifecycle's moves, not the default's
     EventKind.QUESTION_ASKED: lambda p, e: (
@@ -232,8 +233,14 @@ def _moved(p: TaskMoved, e: Event) -> str | None:
     return f"  {e.task_id}: {p.before} -> {p.after}{waits}"
 
 
+def _outside(p: OutsideChange, e: Event) -> str:
+    more = f" and {len(p.changes) - 1} more" if p.changes[1:] else ""
+    first = p.changes[0] if p.changes else "something"
+    return f"  {e.task_id or 'the run'}: outside the workspace during {p.during}: {first}{more}"
+
+
 def _pruned(p: Pruned, e: Event) -> str:
-    names = [*p.folders, *p.dropped]
+    names = [printable(name, name=True) for name in [*p.folders, *p.dropped]]
     shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if names[3:] else "")
     return f"  {e.task_id}: pruned {shown} from attempt {p.attempt} ({p.bytes:,} bytes freed)"
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskhand.errors import UserError
-from taskhand.workspace import git
+from taskhand.text import printable
+from taskhand.workspace import git, removal, screen
 
 _CONFIG = """[core]
 \trepositoryformatversion = 0
@@ -44,16 +45,29 @@ class Workspace:
 def prepare(repo: Path, path: Path, index: Path, sha: str, branch: str | None) -> Workspace:
     """`path` holding exactly commit `sha`, as a repository of its own on `branch` (a detached
     HEAD when None). A folder left from an earlier use of `path` is brought to `sha` by
-    rewriting only the files that differ, when the harness's index of it is still there."""
+    rewriting only the files that differ, when the harness's index of it is still there; when
+    what an agent left there stops that (a folder it made unwritable or immutable, a FIFO), the
+    folder is deleted and made anew. A WorkspaceError when even that leaves something."""
     full = git.resolve(repo, sha)
-    reused = _reusable(path, index)
-    if not reused:
-        remove(path)
-        index.unlink(missing_ok=True)
+    if _reusable(path, index):
+        try:
+            return _check_out(repo, path, index, full, branch, leftovers=True)
+        except (git.GitError, OSError):
+            pass
+    left = remove(path)
+    index.unlink(missing_ok=True)
+    if left:
+        raise WorkspaceError(left_behind(path, left))
+    return _check_out(repo, path, index, full, branch, leftovers=False)
+
+
+def _check_out(
+    repo: Path, path: Path, index: Path, full: str, branch: str | None, leftovers: bool
+) -> Workspace:
     index.parent.mkdir(parents=True, exist_ok=True)
     path.mkdir(parents=True, exist_ok=True)
     with os.scandir(path) as entries:  # an empty new folder has nothing to clean away
-        leftovers = reused or any(entries)
+        leftovers = leftovers or any(entries)
     own = _own_index(repo, path, index)
     git.run(repo, *own, "read-tree", "--reset", "-u", full, env=_index_env(index))
     if leftovers:
@@ -61,6 +75,16 @@ def prepare(repo: Path, path: Path, index: Path, sha: str, branch: str | None) -
     _make_git_dir(repo, path / ".git", full, branch, index)
     info = os.stat(path)
     return Workspace(path, index, (info.st_dev, info.st_ino))
+
+
+def left_behind(path: Path, left: list[str]) -> str:
+    """The one line that says what of `path` could not be deleted, and how to delete it."""
+    shown = "; ".join(left[:5]) + (f"; and {len(left) - 5} more" if len(left) > 5 else "")
+    where = printable(str(path), name=True)
+    return (
+        f"{where} could not be deleted in full ({shown}) (fix: as its owner or root, "
+        f"chattr -R -i {where}; chmod -R u+rwx {where}; rm -rf {where})"
+    )
 
 
 def collect(
@@ -73,7 +97,13 @@ def collect(
     check_intact(ws)
     own = _own_index(repo, ws.path, ws.index)
     env = _index_env(ws.index)
-    git.run(repo, *own, "add", "-A", env=env)
+    _refuse_strays(repo, ws.path, own, env)
+    added = git.run(repo, *own, "add", "-A", env=env, ok=(0, 1, 128))
+    if added.returncode:  # a file git cannot read as it is (its encoding, its rights)
+        raise WorkspaceError(
+            f"the workspace's files were not taken: {printable(git.reason(added.stderr))} "
+            "(fix: leave only files git can add as they are)"
+        )
     full_base = git.resolve(repo, base)
     if keep_out:
         _as_in_base(repo, own, env, full_base, keep_out)
@@ -84,7 +114,44 @@ def collect(
     if not changes:
         return None
     _refuse_nested_repositories(changes)
+    _refuse_names(repo, tree, changes)
     return git.commit_tree(repo, tree, full_base, message)
+
+
+def _refuse_strays(repo: Path, path: Path, own: tuple[str, ...], env: dict[str, str]) -> None:
+    """Refuse a workspace holding what git would skip or choke on (a FIFO, a socket, a nested
+    .git, an unreadable file): the result would not be what the agent left. What git ignores
+    stays out of the result anyway, and is no reason."""
+    found = [f for f in screen.strays(path) if f[0] != "."]
+    if not found:
+        return
+    names = b"".join(os.fsencode(name) + b"\0" for name, _ in found)
+    check = ["check-ignore", "-z", "--stdin"]
+    # 128: a path git will not judge (one inside a nested repository): not ignored, then.
+    done = git.run(repo, *own, *check, stdin=names, env=env, ok=(0, 1, 128))
+    ignored = set(git.fields(done.stdout)) if done.returncode != 128 else set()
+    found = [f for f in found if f[0] not in ignored]
+    if found:
+        raise WorkspaceError(screen.refusal(found))
+
+
+def _refuse_names(repo: Path, tree: str, changes: list[str]) -> None:
+    """Refuse a result that changes too many paths, or adds one under a name it may not hold
+    (workspace/screen.py)."""
+    pairs = list(zip(changes[0::2], changes[1::2], strict=False))
+    if len(pairs) > screen.MAX_CHANGED:
+        raise WorkspaceError(
+            f"the workspace's files were not taken: they change {len(pairs)} paths, more than "
+            f"the {screen.MAX_CHANGED} one result may (fix: leave generated and vendored files "
+            "out, ignored in .gitignore)"
+        )
+    added = [name for meta, name in pairs if meta.split(" ")[-1].startswith("A")]
+    found = screen.names(added)
+    if added and not found:
+        listed = ["ls-tree", "-r", "-z", "--name-only", "--full-tree", tree]
+        found = screen.clashes(git.fields(git.run(repo, *listed).stdout), set(added))
+    if found:
+        raise WorkspaceError(screen.refusal(found))
 
 
 def _as_in_base(
@@ -104,9 +171,10 @@ def _refuse_nested_repositories(changes: list[str]) -> None:
     the workspace has: nobody could read that work. Say so instead of taking it."""
     for meta, name in zip(changes[0::2], changes[1::2], strict=False):
         if meta.split(" ")[1] == "160000":  # the new mode of a gitlink
+            shown = printable(name, name=True)
             raise WorkspaceError(
-                f"{name} is a git repository inside the workspace, so its files cannot be "
-                f"taken (fix: remove {name}/.git and keep its files)"
+                f"{shown} is a git repository inside the workspace, so its files cannot be "
+                f"taken (fix: remove {shown}/.git and keep its files)"
             )
 
 
@@ -120,16 +188,10 @@ def check_intact(ws: Workspace) -> None:
         raise WorkspaceError("the workspace folder was replaced, so nothing in it was taken")
 
 
-def remove(path: Path) -> None:
-    """Delete the workspace at `path`, never following a link out of it."""
-    if path.is_symlink() or path.is_file():
-        path.unlink(missing_ok=True)
-    elif path.exists():
-        shutil.rmtree(path, ignore_errors=True)
-        if path.exists():  # a folder the agent made unwritable: open it up, then retry
-            for folder, _, _ in os.walk(path):
-                os.chmod(folder, 0o700)
-            shutil.rmtree(path, ignore_errors=True)
+def remove(path: Path) -> list[str]:
+    """Delete the workspace at `path`, never following a link out of it, through whatever the
+    agent did to keep it (workspace/removal.py); what could not be deleted, one line each."""
+    return removal.remove_tree(path).left
 
 
 def harness_git(repo: Path, path: Path, index: Path) -> tuple[tuple[str, ...], dict[str, str]]:

@@ -17,6 +17,8 @@ from taskhand.workspace.snapshot import differences, tree_digests
 
 # Object files are written by the harness itself (each candidate's blobs); what an agent could
 # add there is unreachable data. objects/info (alternates, commit graphs) stays in the print.
+PLAN_FOLDER = "the plan folder: "  # how a change to the plan's files is said
+
 _OBJECT_FILES = re.compile(r"^objects/([0-9a-f]{2}|pack)(/|$)")
 
 
@@ -27,6 +29,7 @@ class Print:
     repository: dict[str, str]
     plan: dict[str, str]
     plan_root: Path | None = None
+    since: int = 0  # the run's newest event when it was taken: what happened after is newer
 
 
 def take(common_dir: Path, plan: Path, own_refs: set[str]) -> Print:
@@ -58,5 +61,5 @@ def changes(before: Print, after: Print) -> list[str]:
     }  # fmt: skip
     plan_before = {k: v for k, v in before.plan.items() if k not in ours}
     plan_after = {k: v for k, v in after.plan.items() if k not in ours}
-    found += [f"the plan folder: {line}" for line in differences(plan_before, plan_after)]
+    found += [f"{PLAN_FOLDER}{line}" for line in differences(plan_before, plan_after)]
     return found

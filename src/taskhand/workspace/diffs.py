@@ -8,6 +8,8 @@ import functools
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from taskhand.text import printable
+
 # git's helpers are called through the module, so a wrapper on git.run (the benchmark's
 # counter of git processes) sees these calls too.
 from taskhand.workspace import git
@@ -67,22 +69,53 @@ def whitespace_errors(repo: Path, base: str, head: str) -> str:
     """`git diff --check` from `base` to `head`: the problems found, or "" when clean."""
     check = ["diff", "--check", "--no-color", "--no-ext-diff"]
     done = git.run(repo, *check, git.resolve(repo, base), git.resolve(repo, head), ok=(0, 2))
-    return git.decode(done.stdout)
+    return printable(git.decode(done.stdout), lines=True)  # git prints names unquoted here
 
 
 def symlinks(repo: Path, base: str, head: str) -> dict[str, str]:
     """For each path `head` adds or changes as a symlink: the text of its target."""
     blobs = {e.change.path: e.blob for e in _entries(repo, base, head) if e.mode == "120000"}
+    return _texts(repo, blobs)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A commit's tree as a checkout lays it out: its folders (a submodule's too), its files,
+    and its symlinks with the text of their targets. A path in none of them is not there."""
+
+    folders: frozenset[str]
+    files: frozenset[str]
+    links: dict[str, str]
+
+
+def layout(repo: Path, head: str) -> Layout:
+    """The layout of commit `head`'s whole tree (where its symlinks lead is judged in it)."""
+    listed = ["ls-tree", "-r", "-t", "-z", "--full-tree", git.resolve(repo, head)]
+    folders, files, blobs = set(), set(), {}
+    for entry in git.fields(git.run(repo, *listed).stdout):
+        meta, _, path = entry.partition("\t")
+        mode, _, blob = meta.split(" ")
+        if mode in ("040000", "160000"):
+            folders.add(path)
+        elif mode == "120000":
+            blobs[path] = blob
+        else:
+            files.add(path)
+    return Layout(frozenset(folders), frozenset(files), _texts(repo, blobs))
+
+
+def _texts(repo: Path, blobs: dict[str, str]) -> dict[str, str]:
+    """The content of each blob as text, by path, from one git process."""
     order = sorted(blobs)
     request = "".join(f"{blobs[path]}\n" for path in order).encode()
     rest = git.run(repo, "cat-file", "--batch", stdin=request).stdout if order else b""
-    targets: dict[str, str] = {}
+    texts: dict[str, str] = {}
     for path in order:
         header, _, rest = rest.partition(b"\n")
         size = int(header.split(b" ")[2])
-        targets[path] = git.decode(rest[:size])
+        texts[path] = git.decode(rest[:size])
         rest = rest[size + 1 :]
-    return targets
+    return texts
 
 
 @dataclass(frozen=True)
@@ -110,7 +143,7 @@ def summary(repo: Path, base: str, head: str, names: int = 8) -> str:
         return "no changes"
     added = sum(c.added or 0 for c in changed)
     deleted = sum(c.deleted or 0 for c in changed)
-    shown = ", ".join(c.path for c in changed[:names])
+    shown = ", ".join(printable(c.path, name=True) for c in changed[:names])
     more = f" and {len(changed) - names} more" if len(changed) > names else ""
     files = "1 file" if len(changed) == 1 else f"{len(changed)} files"
     return f"{files} changed (+{added} -{deleted}): {shown}{more}"

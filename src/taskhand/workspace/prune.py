@@ -10,14 +10,13 @@ on the way is opened without following one, and a name that is a link is left al
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from taskhand.workspace import git, harness_git
+from taskhand.workspace import git, harness_git, removal
 
 # Folders a package manager or a build makes again from the source: what is safe to drop.
 REBUILDABLE = frozenset(
@@ -134,12 +133,11 @@ def remove_inside(root: Path, relative: str) -> int | None:
         with _parent(root, relative) as (parent, name):
             if not stat.S_ISDIR(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
                 return None
-            before = disk_usage(name, parent)
-            # rmtree with dir_fd opens and compares each folder it enters: it never follows a
-            # link.
-            shutil.rmtree(name, ignore_errors=True, dir_fd=parent)
-            left = disk_usage(name, parent)  # what it could not remove (made unreadable)
-            return before - left
+            # Each folder is opened and its entries removed relative to it: never through a
+            # link, at any depth (workspace/removal.py).
+            done = removal.Removed()
+            removal.remove_entry(parent, name, done)
+            return done.bytes
     except OSError:
         return None
 
@@ -155,25 +153,3 @@ def unlink_inside(root: Path, relative: str) -> bool:
             return True
     except OSError:
         return False
-
-
-def disk_usage(name: str, parent: int) -> int:
-    """The bytes the folder `name` in the open folder `parent` takes on disk (its blocks, each
-    file counted once however many links it has), not following links; 0 when gone."""
-    try:
-        top = os.stat(name, dir_fd=parent, follow_symlinks=False)
-    except FileNotFoundError:
-        return 0
-    if not stat.S_ISDIR(top.st_mode):
-        return 0
-    total, seen = top.st_blocks * 512, set()
-    for _, dirs, files, fd in os.fwalk(name, dir_fd=parent, follow_symlinks=False):
-        for entry in [*dirs, *files]:
-            try:
-                info = os.stat(entry, dir_fd=fd, follow_symlinks=False)
-            except OSError:
-                continue
-            if (info.st_dev, info.st_ino) not in seen:
-                seen.add((info.st_dev, info.st_ino))
-                total += info.st_blocks * 512
-    return total

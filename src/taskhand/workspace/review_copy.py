@@ -25,6 +25,7 @@ class Copy:
 
     path: Path
     violations: list[str] = field(default_factory=list)
+    left: str = ""  # what of the reviewer's leftovers could not be wiped away, if any
 
 
 @contextmanager
@@ -40,13 +41,17 @@ def disposable_copy(
     try:
         yield copy
     finally:
-        # Wiped at once: nothing the reviewer left waits there for the next one.
-        workspace.prepare(repo, path, index, candidate, None)
+        # Wiped at once: nothing the reviewer left waits there for the next one. What cannot
+        # be wiped (it kept the folder from being deleted) is said; the next copy tries again.
+        try:
+            workspace.prepare(repo, path, index, candidate, None)
+        except workspace.WorkspaceError as exc:
+            copy.left = str(exc)
         after = tree_digests(watched, content=False, with_git=True)
         copy.violations.extend(differences(before, after))
 
 
-def release(path: Path, index: Path) -> None:
-    """Remove the copy at `path` and the harness's index of it."""
-    workspace.remove(path)
+def release(path: Path, index: Path) -> list[str]:
+    """Remove the copy at `path` and the harness's index of it; what could not be deleted."""
     index.unlink(missing_ok=True)
+    return workspace.remove(path)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from taskhand.plan.formats import files
+from taskhand.text import printable
 
 # git's helpers are called through the module, so a wrapper on git.run (the benchmark's
 # counter of git processes) sees these calls too.
@@ -91,10 +92,11 @@ def differences(old: dict[str, str], new: dict[str, str]) -> list[str]:
     """What changed between two digests of a folder, one line each, sorted."""
     found = []
     for name in sorted(old.keys() | new.keys()):
+        shown = printable(name, name=True)  # a line break in a name forges no line
         if name not in new:
-            found.append(f"{name} was deleted")
+            found.append(f"{shown} was deleted")
         elif name not in old:
-            found.append(f"{name} was added")
+            found.append(f"{shown} was added")
         elif old[name] != new[name]:
-            found.append(f"{name} was modified")
+            found.append(f"{shown} was modified")
     return found
