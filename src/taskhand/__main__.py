@@ -1,14 +1,17 @@
 """The `taskhand` program: a signal in its first moments is already a clean stop."""
 
+import os
 import signal
 import sys
 
 
 def _stopped(signum: int) -> None:
-    # Before a command has set up its own handling nothing is made yet: end as the signal
-    # asks, with one line and the code a shell reports for it, never a traceback.
+    # Where a command has not set up its own handling, end at once, as the signal's default
+    # would (an exception raised here could surface anywhere, even inside an import), but
+    # with one line and the code a shell reports for it, never a traceback.
     sys.stderr.write(f"taskhand: stopped by {signal.Signals(signum).name}\n")
-    sys.exit(128 + signum)
+    sys.stderr.flush()
+    os._exit(128 + signum)
 
 
 def entry() -> None:

@@ -131,7 +131,7 @@ def test_a_resumed_run_ends_what_a_killed_one_left(tmp_path: Path) -> None:
             os.kill(pid, signal.SIGKILL)
         run.wait(TIMEOUT)
         time.sleep(0.3)
-        assert len(survivors_of(token)) == 2  # the watcher was gone too: they live on
+        assert len(survivors_of(token)) >= 2  # the watcher was gone too: they live on
         flag.unlink()
         resumed = subprocess.run(
             [PY, "-m", "taskhand", "resume"], cwd=repo, capture_output=True, text=True, timeout=120

@@ -236,15 +236,17 @@ def test_under_the_sandbox_a_signal_leaves_no_process_behind(
     namespace, gone with the unit, takes it down."""
     folder = tmp_path / f"{where}-child"
     folder.mkdir()
-    sleeper = tmp_path / "sleeper.py"
-    sleeper.write_text(SLEEPER)
-    command = [sys.executable, str(sleeper), str(folder)]
+    # In the repository, so in the workspace: the sandbox shows nothing else of yours.
+    command = [sys.executable, "sleeper.py", str(folder)]
     if where == "check":
         repo = plan_repo(tmp_path, f"- `$ {shlex.join(command)}` passes")
         actions = [write("a.txt", "a\n")]
     else:
         repo = plan_repo(tmp_path)
         actions = [write("a.txt", "a\n"), {"run": command}]
+    (repo / "sleeper.py").write_text(SLEEPER)
+    git(repo, "add", "sleeper.py")
+    git(repo, "commit", "-qm", "the sleeper")
     replay = script(
         tmp_path,
         {"T-001": [attempt(*actions)], "T-002": [attempt(write("b.txt", "b\n"))]},
