@@ -1,5 +1,7 @@
 """Branches: reading, creating, moving and deleting them, each move a compare and swap, and the
-ref locks a killed git leaves behind. Every name is checked by git's own rule first.
+ref locks a killed git leaves behind. Every name is checked by git's own rule first, and a
+branch is pointed at a commit only once the repository holds all of its objects (a candidate's
+are in the run's depot until then: workspace/depot.py).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import stat
 from pathlib import Path
 
 from taskhand.workspace import git, worktrees
+from taskhand.workspace.depot import publish
 
 
 def current_branch(repo: Path) -> str | None:
@@ -110,6 +113,7 @@ def create_branch_if_absent(repo: Path, name: str, sha: str) -> str | None:
     """Create branch `name` at `sha` unless a branch of that name exists: None when it was
     created, else the commit it is at (which may be `sha`)."""
     ref, full = _branch_ref(repo, name), git.resolve(repo, sha)
+    publish(repo, full)
     # An empty old value makes the creation fail if the branch exists: when it does not, one
     # process is all it takes.
     done = git.run(repo, "update-ref", ref, full, "", ok=(0, 128))
@@ -131,6 +135,7 @@ def move_branch(repo: Path, name: str, new: str, old: str) -> None:
         git.resolve(repo, new),
         git.resolve(repo, old),
     )
+    publish(repo, full_new)
     if git.run(repo, "update-ref", ref, full_new, full_old, ok=(0, 128)).returncode == 0:
         return
     now = branch_sha(repo, name)
