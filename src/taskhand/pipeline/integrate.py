@@ -15,10 +15,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from taskhand import workspace
 from taskhand.pipeline.gate import gate, gates
 from taskhand.pipeline.harness import Harness, case_json
-from taskhand.pipeline.setup import set_up
 from taskhand.pipeline.work import Ended, Work
 from taskhand.state.events import EventKind
 from taskhand.state.ledger import Entry, LedgerOutcome
@@ -80,9 +78,8 @@ def _onto(h: Harness, work: Work, head: str) -> Ended | None:
     h.store.rebase_attempt(attempt.id, head, replayed.sha)
     work.attempt = replace(attempt, base_sha=head, candidate_sha=replayed.sha)
     work.candidate, work.summary = replayed.sha, ""
-    workspace.prepare(h.depot, work.ws.path, work.ws.index, replayed.sha, None)
-    # The acceptance commands again, on the tree that would land, set up as before.
-    return set_up(h, work) or gate(h, work, replayed=True)
+    # The acceptance commands again, on a fresh checkout of the tree that would land.
+    return gate(h, work, replayed=True)
 
 
 def record_landing(h: Harness, attempt: Attempt, sha: str) -> None:
