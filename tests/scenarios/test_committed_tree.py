@@ -167,3 +167,31 @@ def test_a_rejected_candidate_leaves_no_object_in_the_users_repository(tmp_path:
     assert (repo / "a.txt").read_text() == "a, without the big file\n"
     assert not (repo / "big.bin").exists()
     assert git(repo, "rev-parse", summary.run_branch) == git(repo, "rev-parse", accepted.branch)
+
+
+def test_a_task_branch_aimed_at_a_rejected_candidate_is_taken_away(tmp_path: Path) -> None:
+    """Unconfined, a worker points its task's branch at the rejected candidate it builds on,
+    whose objects are only in the run's depot: the branch would be broken for plain git. The
+    guard deletes it (none of the task's work landed) and stops the run."""
+    repo = make_repo(tmp_path / "repo", plan_files("test -f a.txt"))
+    ref = '"$G/refs/heads/taskhand/T-001-fix-it"'
+    aim = (
+        'G=$(dirname "$(head -n1 .git/objects/info/alternates)"); '
+        f'mkdir -p "$G/refs/heads/taskhand"; git rev-parse HEAD > {ref}'
+    )
+    replay = script(
+        tmp_path,
+        {
+            "T-001": [
+                attempt(write("a.txt", "a\n"), review=REJECT),
+                attempt({"run": ["sh", "-c", aim]}, write("a.txt", "a again\n")),
+            ]
+        },
+    )
+    summary, _ = run_plan(repo / "plan", repo, replay, sandbox="none")
+    rejected, aimed = attempts(repo)
+    assert rejected.status == "rejected" and aimed.status == "violation"
+    assert "the task branch taskhand/T-001-fix-it was made at " in (aimed.reason or "")
+    assert "taskhand/T-001-fix-it" not in git(repo, "branch", "--format=%(refname:short)")
+    assert broken(repo) == ""
+    assert summary.status == "stopped"

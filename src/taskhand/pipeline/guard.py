@@ -118,7 +118,7 @@ class Guard:
             return True
         if sha not in {a.candidate_sha for a in attempts if a.branch == branch}:
             return False
-        held = git.run(self.repo, "cat-file", "-e", f"{sha}^{{commit}}", ok=(0, 1), env=git.alone())
+        held = git.run(self.repo, "cat-file", "-e", sha, ok=(0, 1), env=git.alone())
         return held.returncode == 0
 
     def _check_refs(self, task_id: str | None) -> list[str]:

@@ -102,14 +102,15 @@ def publish(repo: Path, sha: str) -> None:
 
     A copy a kill cut short is finished by the next call, and nothing is stored twice: few
     objects are written loose, each only if absent; many go as one pack, which git shows
-    only once whole, and which is named by its objects, so the same pack again is no copy."""
+    only once whole (so the commit there means all of it is)."""
     if (str(repo), sha) in _PUBLISHED or not git.reads_also(repo):
         return
     wanted = f"{sha}^!\n".encode()  # the commit, and what its parents do not hold
     packed = git.run(repo, "pack-objects", "-q", "--revs", "--stdout", stdin=wanted).stdout
-    count = int.from_bytes(packed[8:12], "big")  # the pack header's object count
-    keep = ["unpack-objects", "-q"] if count < UNPACK_LIMIT else ["index-pack", "--stdin"]
-    git.run(repo, *keep, stdin=packed, env=git.alone())
+    if int.from_bytes(packed[8:12], "big") < UNPACK_LIMIT:  # the pack header's object count
+        git.run(repo, "unpack-objects", "-q", stdin=packed, env=git.alone())
+    elif git.run(repo, "cat-file", "-e", sha, ok=(0, 1), env=git.alone()).returncode != 0:
+        git.run(repo, "index-pack", "--stdin", stdin=packed, env=git.alone())
     _PUBLISHED.add((str(repo), sha))
 
 
