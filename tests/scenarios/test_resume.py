@@ -589,6 +589,8 @@ BETWEEN = [
     ("markdown", "call:taskhand.workspace:prepare#9"),  # the copy moved to T-003 attempt 1
     ("markdown", "call:taskhand.state.store:Store.finish_attempt#4"),  # T-003 rejected, no event
     ("markdown", "call:taskhand.state.store:Store.finish_attempt"),  # passed, not yet integrated
+    ("markdown", "call:taskhand.workspace.depot:publish#2"),  # T-001's objects in, no move yet
+    ("markdown", "call:taskhand.workspace.depot:publish#4"),  # T-002's, likewise
     ("markdown", "call:taskhand.workspace.refs:move_branch"),  # integrated, no 'integrated' event
     ("markdown", "call:taskhand.workspace:remove"),  # the attempt's workspace just removed
     ("markdown", "call:taskhand.state.store:Store.set_task#2"),  # concluded, no task_concluded yet

@@ -12,8 +12,7 @@ import re
 import stat
 from pathlib import Path
 
-from taskhand.workspace import git, worktrees
-from taskhand.workspace.depot import publish
+from taskhand.workspace import depot, git, worktrees
 
 
 def current_branch(repo: Path) -> str | None:
@@ -142,7 +141,7 @@ def create_branch_if_absent(repo: Path, name: str, sha: str) -> str | None:
     """Create branch `name` at `sha` unless a branch of that name exists: None when it was
     created, else the commit it is at (which may be `sha`)."""
     ref, full = _branch_ref(repo, name), git.resolve(repo, sha)
-    publish(repo, full)
+    depot.publish(repo, full)
     # An empty old value makes the creation fail if the branch exists: when it does not, one
     # process is all it takes.
     done = git.run(repo, "update-ref", ref, full, "", ok=(0, 128))
@@ -164,7 +163,7 @@ def move_branch(repo: Path, name: str, new: str, old: str) -> None:
         git.resolve(repo, new),
         git.resolve(repo, old),
     )
-    publish(repo, full_new)
+    depot.publish(repo, full_new)
     if git.run(repo, "update-ref", ref, full_new, full_old, ok=(0, 128)).returncode == 0:
         return
     now = branch_sha(repo, name)
