@@ -79,15 +79,18 @@ def test_clean_keeps_unintegrated_work(tmp_path: Path, run_cli: RunCli) -> None:
     dry = run_cli("clean", "--repo", repo, "--dry-run")
     assert dry.exit_code == 0
     assert "would remove branch taskhand/T-001-task-t-001 (integrated into" in dry.output
-    assert "kept taskhand/T-002-task-t-002: holds" in dry.output
-    assert "git branch -D taskhand/T-002-task-t-002" in dry.output
+    # T-002's work never landed: no branch of it in the repository, its commit in the depot.
+    assert "taskhand/T-002-task-t-002" not in branches
+    assert ": T-002 attempt 1 (failed): its result " in dry.output
+    [kept] = [line for line in dry.output.splitlines() if "/depot: the commits of " in line]
+    assert "T-002 attempt 1" in kept and kept.endswith(", which stay, are kept there")
     assert git(repo, "branch", "--format=%(refname:short)").split() == branches
     done = run_cli("clean", "--repo", repo)
     assert done.exit_code == 0
     left = git(repo, "branch", "--format=%(refname:short)").split()
     assert "taskhand/T-001-task-t-001" not in left
-    assert "taskhand/T-002-task-t-002" in left
     assert any(b.startswith("taskhand/run-") for b in left)
+    assert "would remove depot" not in dry.output and "removed depot" not in done.output
 
 
 def test_run_errors_are_one_line(tmp_path: Path, run_cli: RunCli) -> None:

@@ -120,11 +120,10 @@ def test_clean_keeps_an_undisposed_result_and_says_why(tmp_path: Path, run_cli: 
         f"kept {failed.worktree}: T-002 attempt 1 (failed): its result "
         f"{failed.candidate_sha[:12]} has no disposition (fix: read it, then {settle})"
     ) in dry.stdout
+    assert failed.branch not in names  # a result that did not land has no branch
+    depot = StateDir.for_repo(repo).depot(run_id)
     assert (
-        f"kept {failed.branch}: holds {failed.candidate_sha[:12]}, which is not in "
-        f"taskhand/run-{run_id}: T-002 attempt 1's result, with no disposition "
-        f"(fix: read it, then {settle}; or merge it, or drop it with git branch -D "
-        f"{failed.branch})"
+        f"kept {depot}: the commits of T-002 attempt 1, which stay, are kept there"
     ) in dry.stdout
     for number in (1, 2):  # disposed by the harness (superseded, integrated), retention 0
         assert f"would remove workspace {tried['T-001', number].worktree} (T-001" in dry.stdout
@@ -132,7 +131,7 @@ def test_clean_keeps_an_undisposed_result_and_says_why(tmp_path: Path, run_cli: 
 
     cleaned = run_cli("clean", "--repo", repo, "--keep-done", "0", "--keep-failed", "0")
     assert cleaned.exit_code == 0, cleaned.output
-    assert Path(failed.worktree).is_dir() and failed.branch in branches(repo)
+    assert Path(failed.worktree).is_dir() and depot.is_dir()
     assert not Path(tried["T-001", 2].worktree).exists()
     assert tried["T-001", 2].branch not in branches(repo)
     assert f"taskhand/run-{run_id}" in branches(repo)
@@ -146,10 +145,8 @@ def test_clean_keeps_an_undisposed_result_and_says_why(tmp_path: Path, run_cli: 
         f"removed workspace {failed.worktree} (T-002 attempt 1 (failed), ended " in settled.stdout
     )
     assert "its result rejected by person)" in settled.stdout
-    assert f"removed branch {failed.branch} (T-002 attempt 1's result, rejected by person)" in (
-        settled.stdout
-    )
-    assert not Path(failed.worktree).exists() and failed.branch not in branches(repo)
+    assert f"removed depot {depot} (the objects of its attempts' commits; " in settled.stdout
+    assert not Path(failed.worktree).exists() and not depot.exists()
     assert git(repo, "cat-file", "-t", tried["T-001", 2].candidate_sha).strip() == "commit"
 
 
@@ -166,8 +163,9 @@ def test_retention_keeps_passed_attempts_7_days_and_others_14(
     assert f"kept {tried['T-001', 2].worktree}: T-001 attempt 2 (passed): kept until " in fresh
     assert "passed attempts stay 7 days (--keep-done DAYS)" in fresh
     assert "attempts that did not pass stay 14 days (--keep-failed DAYS)" in fresh
-    assert (
-        f"kept {tried['T-002', 1].branch}: holds " in fresh and ", rejected: kept until " in fresh
+    depot = StateDir.for_repo(repo).depot(run_id)
+    assert f"kept {depot}: the commits of T-001 attempt 1, T-001 attempt 2, T-002 attempt 1" in (
+        fresh
     )
 
     for key in (("T-001", 1), ("T-001", 2)):
@@ -178,11 +176,12 @@ def test_retention_keeps_passed_attempts_7_days_and_others_14(
     assert Path(tried["T-001", 1].worktree).is_dir()  # rejected, 8 days < 14
     assert f"kept {tried['T-001', 1].worktree}: T-001 attempt 1 (rejected): kept until " in cleaned
     assert not Path(tried["T-002", 1].worktree).exists()  # failed, 15 days > 14
-    assert tried["T-002", 1].branch not in branches(repo)
+    assert depot.is_dir()  # T-001 attempt 1's commit is only there
 
     (repo / "plan" / "taskhand.toml").write_text("[clean]\nkeep_failed = 7\n")
     assert run_cli("clean", "--repo", repo).exit_code == 0
     assert not Path(tried["T-001", 1].worktree).exists()  # the plan's own retention: 8 > 7
+    assert not depot.exists()  # with the last workspace that needed it
 
 
 def test_clean_waits_on_a_live_run(tmp_path: Path, run_cli: RunCli) -> None:

@@ -31,9 +31,10 @@ from tests.runs import Recorder, git, make_repo, script
 needs_bwrap = pytest.mark.skipif(bool(bwrap_problem()), reason=f"no sandbox: {bwrap_problem()}")
 
 # Shell prelude every attack starts from: G is the user's .git (found through the workspace's
-# alternates, as any agent would), R the user's checkout, M the folder for marker files.
+# alternates, whose first line is the user's objects, as any agent would), R the user's
+# checkout, M the folder for marker files.
 KEY = "-----BEGIN OPENSSH PRIVATE KEY----- the user's own key\n"
-PRELUDE = 'G=$(dirname "$(cat .git/objects/info/alternates)"); R=$(dirname "$G"); '
+PRELUDE = 'G=$(dirname "$(head -n1 .git/objects/info/alternates)"); R=$(dirname "$G"); '
 
 
 def sh(command: str) -> dict[str, Any]:

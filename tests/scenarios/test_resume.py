@@ -40,6 +40,7 @@ from taskhand.state.records import Attempt, Run
 from taskhand.state.store import Store
 from taskhand.workspace import worktrees
 from taskhand.workspace.snapshot import snapshot
+from tests.git_objects import broken, copies, held
 from tests.plans import tt_plan, tt_task
 from tests.scenarios.crashing_run import label
 
@@ -376,6 +377,17 @@ def nothing_orphaned(c: Campaign, landed: Landed) -> None:
     assert orphans == [], f"{c.where()}: attempt folders left on disk: {orphans}"
 
 
+def objects_kept_home(c: Campaign, landed: Landed) -> None:
+    """The user's repository alone holds every object its refs need, none twice, and no
+    commit of an attempt that did not land (those stay in the run's depot)."""
+    assert broken(c.repo) == "", f"{c.where()}: {broken(c.repo)}"
+    twice = [name for name, count in copies(c.repo).items() if count > 1]
+    assert twice == [], f"{c.where()}: objects stored twice: {twice}"
+    landed_shas = {a.candidate_sha for a in landed.passed.values()}
+    others = {a.candidate_sha for a in landed.attempts if a.candidate_sha} - landed_shas
+    assert not others & held(c.repo), f"{c.where()}: commits that never landed are in .git"
+
+
 def verify(c: Campaign, failing: set[str], rejected: set[str]) -> None:
     """Everything the acceptance criterion asks of a completed run that was killed often.
 
@@ -430,6 +442,7 @@ def verify(c: Campaign, failing: set[str], rejected: set[str]) -> None:
     assert tree_files(c.repo, branch) == files, f"{where}: the run branch's files"
 
     nothing_orphaned(c, landed)
+    objects_kept_home(c, landed)
 
     # The progress channel: one whole line per logged conclusion, in order, none twice.
     channel = state.progress(c.plan).read_text(encoding="utf-8")
@@ -576,6 +589,8 @@ BETWEEN = [
     ("markdown", "call:taskhand.workspace:prepare#9"),  # the copy moved to T-003 attempt 1
     ("markdown", "call:taskhand.state.store:Store.finish_attempt#4"),  # T-003 rejected, no event
     ("markdown", "call:taskhand.state.store:Store.finish_attempt"),  # passed, not yet integrated
+    ("markdown", "call:taskhand.workspace.depot:publish#2"),  # T-001's objects in, no move yet
+    ("markdown", "call:taskhand.workspace.depot:publish#4"),  # T-002's, likewise
     ("markdown", "call:taskhand.workspace.refs:move_branch"),  # integrated, no 'integrated' event
     ("markdown", "call:taskhand.workspace:remove"),  # the attempt's workspace just removed
     ("markdown", "call:taskhand.state.store:Store.set_task#2"),  # concluded, no task_concluded yet

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from taskhand.workspace.depot import Depot
+
 
 @pytest.fixture(autouse=True)
 def isolated_git(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -60,3 +62,13 @@ def repo(tmp_path: Path) -> Path:
 def attempt(tmp_path: Path) -> Path:
     """Where an earlier version put a task attempt's worktree: outside the user's checkout."""
     return tmp_path / "state" / "worktrees" / "task-1" / "attempt-1"
+
+
+def depot_of(repo: Path) -> Depot:
+    """The depot a run would keep for `repo`: beside it, as the state folder is."""
+    return Depot.open(repo, repo.parent / f"{repo.name}-depot")
+
+
+def in_depot(repo: Path, *args: str) -> str:
+    """`git ARGS` through `repo`'s depot, which sees its objects and the depot's."""
+    return run(repo, f"--git-dir={depot_of(repo).path}", *args)

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from taskhand import workspace
-from taskhand.workspace import diffs, git, refs, worktrees
+from taskhand.workspace import diffs, git, refs, replay, worktrees
 from taskhand.workspace.diffs import Change
 from taskhand.workspace.git import GitError
 from taskhand.workspace.snapshot import snapshot
-from tests.workspace.conftest import commit, make_repo, run, write
+from tests.workspace.conftest import commit, depot_of, make_repo, run, write
 
 
 def assert_one_line_fix(error: pytest.ExceptionInfo[GitError]) -> str:
@@ -311,10 +311,14 @@ def test_the_poisoned_repository_makes_a_plain_git_run_programs(
 def workspace_round_trip(repo: Path, tmp_path: Path) -> None:
     """An attempt as the runner makes it: a workspace, an edit, the candidate collected."""
     base = git.resolve(repo, "HEAD~1")
-    ws = workspace.prepare(repo, tmp_path / "ws", tmp_path / "index", base, "task-1")
+    depot = depot_of(repo)
+    ws = workspace.prepare(depot, tmp_path / "ws", tmp_path / "index", base, "task-1")
     write(ws.path, {"README.md": "changed  \n", "new.md": "n\n"})
-    assert workspace.collect(repo, ws, base, "task 1") is not None
-    workspace.prepare(repo, ws.path, ws.index, "HEAD", None)  # reused for the next candidate
+    candidate = workspace.collect(depot, ws, base, "task 1")
+    assert candidate is not None
+    workspace.prepare(depot, ws.path, ws.index, candidate, None)  # reused for a review
+    replayed = replay.onto(depot, candidate, "HEAD")  # onto a run branch that moved on
+    refs.create_branch(repo, "task-1", replayed.sha or candidate)  # its objects copied in
     workspace.remove(ws.path)
 
 

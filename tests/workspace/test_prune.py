@@ -12,7 +12,7 @@ import pytest
 from taskhand import workspace
 from taskhand.workspace import Workspace, prune
 from taskhand.workspace.snapshot import tree_digests
-from tests.workspace.conftest import commit, run, write
+from tests.workspace.conftest import commit, depot_of, in_depot, run, write
 
 IGNORE = "node_modules/\n__pycache__/\n.venv/\nbuild/\ndist/\n*.log\n"
 MEGABYTE = 1024 * 1024
@@ -33,7 +33,7 @@ def repo(tmp_path: Path) -> Path:
 
 def prepared(repo: Path, tmp_path: Path) -> Workspace:
     state = tmp_path / "state"
-    return workspace.prepare(repo, state / "ws", state / "indexes" / "ws", "HEAD", None)
+    return workspace.prepare(depot_of(repo), state / "ws", state / "indexes" / "ws", "HEAD", None)
 
 
 def usage(folder: Path) -> int:
@@ -74,11 +74,13 @@ def test_pruning_frees_the_ignored_rebuildable_folders_and_keeps_the_rest(
             "debug.log": "l\n",  # ignored, but a file, not a folder to rebuild
         },
     )
-    result = workspace.collect(repo, ws, run(repo, "rev-parse", "HEAD"), "T-1: the result")
+    result = workspace.collect(
+        depot_of(repo), ws, run(repo, "rev-parse", "HEAD"), "T-1: the result"
+    )
     assert result is not None
-    before, tree = usage(ws.path), run(repo, "rev-parse", f"{result}^{{tree}}")
+    before, tree = usage(ws.path), in_depot(repo, "rev-parse", f"{result}^{{tree}}")
 
-    pruned = prune.prune(repo, ws.path, ws.index, result)
+    pruned = prune.prune(depot_of(repo), ws.path, ws.index, result)
 
     assert sorted(pruned.folders) == [".venv", "node_modules", "src/__pycache__"]
     assert pruned.bytes == before - usage(ws.path)
@@ -97,16 +99,16 @@ def test_pruning_frees_the_ignored_rebuildable_folders_and_keeps_the_rest(
         "target/release.bin",
     ]
     assert (ws.path / ".git" / "HEAD").is_file()  # the worker's own repository stays
-    assert run(repo, "rev-parse", f"{result}^{{tree}}") == tree
-    assert run(repo, "show", f"{result}:src/new.py") == "y = 2"
-    assert prune.prune(repo, ws.path, ws.index, result).folders == []  # nothing twice
+    assert in_depot(repo, "rev-parse", f"{result}^{{tree}}") == tree
+    assert in_depot(repo, "show", f"{result}:src/new.py") == "y = 2"
+    assert prune.prune(depot_of(repo), ws.path, ws.index, result).folders == []  # nothing twice
 
 
 def test_a_declared_path_keeps_its_folder(repo: Path, tmp_path: Path) -> None:
     ws = prepared(repo, tmp_path)
     write(ws.path, {"dist/app.js": "js\n", "src/__pycache__/a.pyc": "p\n"})
     head = run(repo, "rev-parse", "HEAD")
-    pruned = prune.prune(repo, ws.path, ws.index, head, keep=["dist/**", "src/**"])
+    pruned = prune.prune(depot_of(repo), ws.path, ws.index, head, keep=["dist/**", "src/**"])
     assert pruned.folders == ["src/__pycache__"]  # src/** names no __pycache__ of its own
     assert (ws.path / "dist" / "app.js").is_file()
 
@@ -129,7 +131,7 @@ def test_links_an_agent_planted_never_lead_the_pruning_outside(repo: Path, tmp_p
     (ws.path / ".cache" / "file").symlink_to(outside / "precious.txt")
     before = (tree_digests(outside), tree_digests(repo, with_git=True))
 
-    pruned = prune.prune(repo, ws.path, ws.index, run(repo, "rev-parse", "HEAD"))
+    pruned = prune.prune(depot_of(repo), ws.path, ws.index, run(repo, "rev-parse", "HEAD"))
 
     assert pruned.folders == [".cache"]
     assert not (ws.path / ".cache").exists()
@@ -147,6 +149,6 @@ def test_a_workspace_swapped_for_a_link_is_not_pruned(repo: Path, tmp_path: Path
     link = tmp_path / "state" / "swapped"
     link.parent.mkdir(parents=True)
     link.symlink_to(outside, target_is_directory=True)
-    pruned = prune.prune(repo, link, tmp_path / "index", run(repo, "rev-parse", "HEAD"))
+    pruned = prune.prune(depot_of(repo), link, tmp_path / "index", run(repo, "rev-parse", "HEAD"))
     assert pruned == prune.Pruned()
     assert (outside / "node_modules" / "dep.js").is_file()

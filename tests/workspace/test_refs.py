@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from taskhand.workspace import refs, worktrees
+from taskhand.workspace import git, refs, worktrees
 from taskhand.workspace.git import GitError
 from tests.workspace.conftest import commit, run
 from tests.workspace.test_git import assert_one_line_fix
@@ -133,3 +134,25 @@ def test_delete_branch_refuses_a_checked_out_branch(repo: Path, attempt: Path) -
     worktrees.remove(repo, attempt)
     refs.delete_branch(repo, "task")
     assert refs.branch_sha(repo, "task") is None
+
+
+def test_branch_shas_reads_missing_and_packed_branches_without_git(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task's branch before its work lands has no ref: read as missing, from the ref
+    files alone, as a packed one is (a run reads its branches after every unit)."""
+    head = git.resolve(repo, "HEAD")
+    refs.create_branch(repo, "packed/one", head)
+    run(repo, "pack-refs", "--all")
+    refs.create_branch(repo, "loose/two", head)
+    calls: list[tuple[str, ...]] = []
+    real = git.run
+
+    def counted(folder: Path, *args: str, **kw: Any) -> Any:
+        calls.append(args)
+        return real(folder, *args, **kw)
+
+    monkeypatch.setattr(git, "run", counted)
+    found = refs.branch_shas(repo, ["packed/one", "loose/two", "never/made"])
+    assert found == {"packed/one": head, "loose/two": head}
+    assert not [c for c in calls if "for-each-ref" in c]

@@ -11,6 +11,7 @@ from taskhand.workspace.review_copy import disposable_copy, release
 from taskhand.workspace.snapshot import snapshot, tree_digests
 from tests.runs import git as run_git
 from tests.runs import make_repo
+from tests.workspace.conftest import depot_of
 
 
 def candidate(tmp_path: Path) -> tuple[Path, Path, str]:
@@ -18,9 +19,9 @@ def candidate(tmp_path: Path) -> tuple[Path, Path, str]:
     repo = make_repo(tmp_path / "repo", {"app.py": "print('v1')\n", "lib.py": "x = 1\n"})
     base = git.resolve(repo, "HEAD")
     index = tmp_path / "indexes" / "attempt"
-    ws = workspace.prepare(repo, tmp_path / "attempt", index, base, "taskhand/T-001-x")
+    ws = workspace.prepare(depot_of(repo), tmp_path / "attempt", index, base, "taskhand/T-001-x")
     (ws.path / "app.py").write_text("print('v2')\n")
-    sha = workspace.collect(repo, ws, base, "T-001: x")
+    sha = workspace.collect(depot_of(repo), ws, base, "T-001: x")
     assert sha is not None
     return repo, ws.path, sha
 
@@ -48,7 +49,7 @@ def assert_pristine(copy: Path, sha: str) -> None:
 def test_a_reviewer_may_change_its_copy_and_nothing_of_it_is_kept(tmp_path: Path) -> None:
     repo, worktree, sha = candidate(tmp_path)
     path, index = review(tmp_path)
-    with disposable_copy(repo, sha, path, index, worktree) as copy:
+    with disposable_copy(depot_of(repo), sha, path, index, worktree) as copy:
         assert copy.path == path
         assert (copy.path / "app.py").read_text() == "print('v2')\n"
         (copy.path / "app.py").write_text("print('tampered')\n")
@@ -69,13 +70,15 @@ def test_a_reviewer_may_change_its_copy_and_nothing_of_it_is_kept(tmp_path: Path
 def test_the_next_review_gets_the_next_candidate_in_the_same_folder(tmp_path: Path) -> None:
     repo, worktree, first = candidate(tmp_path)
     path, index = review(tmp_path)
-    with disposable_copy(repo, first, path, index, worktree) as copy:
+    with disposable_copy(depot_of(repo), first, path, index, worktree) as copy:
         inode = (copy.path / "lib.py").stat().st_ino
-    ws = workspace.prepare(repo, worktree, tmp_path / "indexes" / "attempt", first, "T-001")
+    ws = workspace.prepare(
+        depot_of(repo), worktree, tmp_path / "indexes" / "attempt", first, "T-001"
+    )
     (ws.path / "app.py").write_text("print('v3')\n")
-    second = workspace.collect(repo, ws, git.resolve(repo, "HEAD"), "T-001: again")
+    second = workspace.collect(depot_of(repo), ws, git.resolve(repo, "HEAD"), "T-001: again")
     assert second is not None
-    with disposable_copy(repo, second, path, index, ws.path) as again:
+    with disposable_copy(depot_of(repo), second, path, index, ws.path) as again:
         assert (again.path / "app.py").read_text() == "print('v3')\n"
         assert run_git(again.path, "rev-parse", "HEAD").strip() == second
         assert (again.path / "lib.py").stat().st_ino == inode  # unchanged files stay put
@@ -91,7 +94,7 @@ def test_a_copy_aimed_at_the_users_repository_does_not_reach_it(tmp_path: Path) 
     (repo / "app.py").write_text("the user's unsaved edit\n")
     before = untouched(repo)
     path, index = review(tmp_path)
-    with disposable_copy(repo, sha, path, index, worktree) as copy:
+    with disposable_copy(depot_of(repo), sha, path, index, worktree) as copy:
         shutil.rmtree(copy.path / ".git")
         (copy.path / ".git").write_text(f"gitdir: {repo / '.git'}\n")
         (copy.path / "app.py").write_text("print('the reviewer')\n")
@@ -109,7 +112,7 @@ def test_a_copy_swapped_for_a_link_to_the_users_checkout_is_not_wiped_through_it
     (repo / "notes.txt").write_text("the user's notes\n")
     before = untouched(repo)
     path, index = review(tmp_path)
-    with disposable_copy(repo, sha, path, index, worktree) as copy:
+    with disposable_copy(depot_of(repo), sha, path, index, worktree) as copy:
         shutil.rmtree(copy.path)
         copy.path.symlink_to(repo)
     assert untouched(repo) == before
@@ -120,7 +123,7 @@ def test_a_copy_swapped_for_a_link_to_the_users_checkout_is_not_wiped_through_it
 def test_writes_into_the_candidate_are_violations(tmp_path: Path) -> None:
     repo, worktree, sha = candidate(tmp_path)
     path, index = review(tmp_path)
-    with disposable_copy(repo, sha, path, index, worktree) as copy:
+    with disposable_copy(depot_of(repo), sha, path, index, worktree) as copy:
         (worktree / "app.py").write_text("print('changed behind its back')\n")
         (worktree / "extra.txt").write_text("x\n")
         (worktree / "lib.py").unlink()
@@ -130,10 +133,10 @@ def test_writes_into_the_candidate_are_violations(tmp_path: Path) -> None:
 def test_writes_into_the_candidates_git_are_violations(tmp_path: Path) -> None:
     repo, worktree, sha = candidate(tmp_path)
     path, index = review(tmp_path)
-    with disposable_copy(repo, sha, path, index, worktree) as copy:
+    with disposable_copy(depot_of(repo), sha, path, index, worktree) as copy:
         run_git(worktree, "commit", "-q", "--allow-empty", "-m", "sneaky")
     assert ".git/refs/heads/taskhand/T-001-x was modified" in copy.violations
     config = worktree / ".git" / "config"
-    with disposable_copy(repo, sha, path, index, worktree) as again:
+    with disposable_copy(depot_of(repo), sha, path, index, worktree) as again:
         config.write_text(config.read_text() + "[core]\n\tfsmonitor = /bin/true\n")
     assert again.violations == [".git/config was modified"]

@@ -14,7 +14,7 @@ import pytest
 from taskhand import workspace
 from taskhand.workspace import Workspace, WorkspaceError, git, refs
 from taskhand.workspace.snapshot import snapshot, tree_digests
-from tests.workspace.conftest import commit, make_repo, run, write
+from tests.workspace.conftest import commit, depot_of, in_depot, make_repo, run, write
 from tests.workspace.test_git import markers, trap
 
 
@@ -28,7 +28,9 @@ def prepare(
     repo: Path, tmp_path: Path, sha: str = "HEAD", branch: str | None = "taskhand/T-001-x"
 ) -> Workspace:
     """The runner's call: the folder and the harness's index of it, apart."""
-    return workspace.prepare(repo, tmp_path / "ws", tmp_path / "indexes" / "ws", sha, branch)
+    return workspace.prepare(
+        depot_of(repo), tmp_path / "ws", tmp_path / "indexes" / "ws", sha, branch
+    )
 
 
 def files(folder: Path) -> dict[str, str]:
@@ -46,11 +48,14 @@ def files(folder: Path) -> dict[str, str]:
 
 
 def committed(repo: Path, sha: str) -> dict[str, str]:
-    """Every file of commit `sha`: path -> content or link target."""
+    """Every file of commit `sha` (of the repository or its depot): path -> content or link
+    target."""
     found: dict[str, str] = {}
-    for line in run(repo, "ls-tree", "-r", "--full-tree", sha).splitlines():
+    sha = run(repo, "rev-parse", sha)  # a name of the repository's; a full sha stays as it is
+    for line in in_depot(repo, "ls-tree", "-r", "--full-tree", sha).splitlines():
         info, path = line.split("\t", 1)
-        blob = ["git", "-C", str(repo), "cat-file", "blob", info.split()[2]]
+        git_dir = f"--git-dir={depot_of(repo).path}"
+        blob = ["git", "-C", str(repo), git_dir, "cat-file", "blob", info.split()[2]]
         text = subprocess.run(blob, capture_output=True, text=True, check=True).stdout
         found[path] = f"-> {text}" if info.startswith("120000") else text
     return found
@@ -174,10 +179,10 @@ def test_collect_squashes_the_agents_commits(repo: Path, tmp_path: Path) -> None
     base = git.resolve(repo, "HEAD")
     ws = prepare(repo, tmp_path, base)
     agent_session(ws.path)
-    sha = workspace.collect(repo, ws, base, "task 1: add letters")
+    sha = workspace.collect(depot_of(repo), ws, base, "task 1: add letters")
     assert sha is not None
-    assert run(repo, "rev-list", "--parents", "-n", "1", sha).split() == [sha, base]
-    assert run(repo, "log", "-1", "--format=%B", sha) == "task 1: add letters"
+    assert in_depot(repo, "rev-list", "--parents", "-n", "1", sha).split() == [sha, base]
+    assert in_depot(repo, "log", "-1", "--format=%B", sha) == "task 1: add letters"
     names = sorted(committed(repo, sha))
     assert names == [".gitignore", "a.txt", "b.txt", "c.txt", "src/app.py"]
     assert refs.branch_sha(repo, "main") == base  # no branch of the user's moves
@@ -189,7 +194,7 @@ def test_collect_without_changes(repo: Path, tmp_path: Path) -> None:
     base = git.resolve(repo, "HEAD")
     ws = prepare(repo, tmp_path, base)
     write(ws.path, {"build/only-ignored.txt": "x"})
-    assert workspace.collect(repo, ws, base, "nothing") is None
+    assert workspace.collect(depot_of(repo), ws, base, "nothing") is None
 
 
 def test_collect_after_the_agent_reverted_itself(repo: Path, tmp_path: Path) -> None:
@@ -197,16 +202,16 @@ def test_collect_after_the_agent_reverted_itself(repo: Path, tmp_path: Path) -> 
     ws = prepare(repo, tmp_path, base)
     commit(ws.path, "agent: try", {"README.md": "rewritten\n"})
     run(ws.path, "revert", "--no-edit", "HEAD")
-    assert workspace.collect(repo, ws, base, "nothing after all") is None
+    assert workspace.collect(depot_of(repo), ws, base, "nothing after all") is None
 
 
 def test_collect_twice_builds_on_the_same_base(repo: Path, tmp_path: Path) -> None:
     base = git.resolve(repo, "HEAD")
     ws = prepare(repo, tmp_path, base)
     write(ws.path, {"x.txt": "1\n"})
-    first = workspace.collect(repo, ws, base, "first")
+    first = workspace.collect(depot_of(repo), ws, base, "first")
     write(ws.path, {"x.txt": "2\n"})
-    second = workspace.collect(repo, ws, base, "second")
+    second = workspace.collect(depot_of(repo), ws, base, "second")
     assert first is not None and second is not None
     assert git.resolve(repo, f"{second}^") == base
     assert committed(repo, second)["x.txt"] == "2\n"
@@ -217,22 +222,22 @@ def test_collect_is_deterministic(tmp_path: Path) -> None:
     for name in ("one", "two"):
         repo = make_repo(tmp_path / name)
         ws = workspace.prepare(
-            repo, tmp_path / f"{name}-ws", tmp_path / f"{name}-index", "HEAD", None
+            depot_of(repo), tmp_path / f"{name}-ws", tmp_path / f"{name}-index", "HEAD", None
         )
         agent_session(ws.path)
-        shas.append(workspace.collect(repo, ws, "main", "same work"))
+        shas.append(workspace.collect(depot_of(repo), ws, "main", "same work"))
     assert shas[0] is not None
     assert shas[0] == shas[1]
 
 
 def identity(repo: Path, sha: str) -> str:
-    return run(repo, "log", "-1", "--format=%an <%ae> / %cn <%ce>", sha)
+    return in_depot(repo, "log", "-1", "--format=%an <%ae> / %cn <%ce>", sha)
 
 
 def test_collect_identity(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ws = prepare(repo, tmp_path)
     write(ws.path, {"x.txt": "1"})
-    given = workspace.collect(repo, ws, "main", "from the environment")
+    given = workspace.collect(depot_of(repo), ws, "main", "from the environment")
     assert given is not None
     assert identity(repo, given) == "Tess Ter <tess@example.com> / Tess Ter <tess@example.com>"
 
@@ -241,7 +246,7 @@ def test_collect_identity(repo: Path, tmp_path: Path, monkeypatch: pytest.Monkey
             monkeypatch.delenv(f"GIT_{role}_{variable}")
     run(ws.path, "config", "user.name", "Agent In The Workspace")  # never read
     run(ws.path, "config", "user.email", "agent@example.com")
-    fallback = workspace.collect(repo, ws, "main", "fallback")
+    fallback = workspace.collect(depot_of(repo), ws, "main", "fallback")
     assert fallback is not None
     assert identity(repo, fallback) == (
         "taskhand <taskhand@localhost> / taskhand <taskhand@localhost>"
@@ -249,7 +254,7 @@ def test_collect_identity(repo: Path, tmp_path: Path, monkeypatch: pytest.Monkey
 
     run(repo, "config", "user.name", "Configured")
     run(repo, "config", "user.email", "configured@example.com")
-    configured = workspace.collect(repo, ws, "main", "configured")
+    configured = workspace.collect(depot_of(repo), ws, "main", "configured")
     assert configured is not None
     expected = "Configured <configured@example.com> / Configured <configured@example.com>"
     assert identity(repo, configured) == expected
@@ -271,7 +276,7 @@ def test_an_attempt_leaves_the_users_repository_alone(repo: Path, tmp_path: Path
     ws = prepare(repo, tmp_path, base)
     agent_session(ws.path)
     (ws.path / "link").symlink_to("/etc/passwd")
-    sha = workspace.collect(repo, ws, base, "task 1")
+    sha = workspace.collect(depot_of(repo), ws, base, "task 1")
     assert sha is not None
     assert committed(repo, sha)["link"] == "-> /etc/passwd"
     prepare(repo, tmp_path, sha, None)  # reused, as a review copy is
@@ -302,13 +307,13 @@ def hooks(ws: Path, tmp_path: Path) -> None:
 def filters(ws: Path, tmp_path: Path) -> None:
     clean, smudge = trap(tmp_path, "clean"), trap(tmp_path, "smudge")
     plant_config(ws, f'[filter "x"]\n\tclean = {clean}\n\tsmudge = {smudge}\n\trequired\n')
-    (ws / ".git" / "info").mkdir()
+    (ws / ".git" / "info").mkdir(exist_ok=True)
     (ws / ".git" / "info" / "attributes").write_text("* filter=x\n")
     write(ws, {".gitattributes": "* filter=x\n"})
 
 
 def exclude_everything(ws: Path, _: Path) -> None:
-    (ws / ".git" / "info").mkdir()
+    (ws / ".git" / "info").mkdir(exist_ok=True)
     (ws / ".git" / "info" / "exclude").write_text("*\n")
 
 
@@ -358,7 +363,7 @@ def test_collect_reads_only_the_files_whatever_the_workspace_git_says(
     (ws.path / "src" / "app.py").unlink()
     expected = files(ws.path)
     before = untouched(repo)
-    sha = workspace.collect(repo, ws, base, "task 1")
+    sha = workspace.collect(depot_of(repo), ws, base, "task 1")
     assert sha is not None
     assert committed(repo, sha) == expected
     assert committed(repo, sha)["README.md"] == "the agent's edit\n"
@@ -395,11 +400,11 @@ def test_a_nested_repository_is_not_committed_as_a_link_to_a_missing_commit(
     run(ws.path, "init", "-q", "nested")
     commit(ws.path / "nested", "agent: hidden", {"payload.py": "hidden = 1\n"})
     try:
-        sha = workspace.collect(repo, ws, base, "task 1")
+        sha = workspace.collect(depot_of(repo), ws, base, "task 1")
     except WorkspaceError:
         return  # refusing the workspace is as good
     assert sha is not None
-    assert " commit " not in run(repo, "ls-tree", "-r", sha)
+    assert " commit " not in in_depot(repo, "ls-tree", "-r", sha)
     assert committed(repo, sha).get("nested/payload.py") == "hidden = 1\n"
 
 
@@ -417,7 +422,7 @@ def test_a_workspace_replaced_by_a_link_to_the_users_checkout_is_refused(
     shutil.rmtree(ws.path)
     ws.path.symlink_to(repo)
     with pytest.raises(WorkspaceError, match="replaced"):
-        workspace.collect(repo, ws, base, "task 1")
+        workspace.collect(depot_of(repo), ws, base, "task 1")
     blob = subprocess.run(
         ["git", "hash-object", "--stdin"], input=secret, capture_output=True, text=True, check=True
     ).stdout.strip()
@@ -432,14 +437,14 @@ def test_a_workspace_replaced_by_another_folder_is_refused(repo: Path, tmp_path:
     shutil.copytree(tmp_path / "moved", ws.path, symlinks=True)
     write(ws.path, {"README.md": "from the impostor\n"})
     with pytest.raises(WorkspaceError, match="replaced"):
-        workspace.collect(repo, ws, base, "task 1")
+        workspace.collect(depot_of(repo), ws, base, "task 1")
 
 
 def test_a_deleted_workspace_is_refused(repo: Path, tmp_path: Path) -> None:
     ws = prepare(repo, tmp_path)
     workspace.remove(ws.path)
     with pytest.raises(WorkspaceError, match="gone"):
-        workspace.collect(repo, ws, "HEAD", "task 1")
+        workspace.collect(depot_of(repo), ws, "HEAD", "task 1")
 
 
 # remove

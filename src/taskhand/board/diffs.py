@@ -1,5 +1,5 @@
 """An attempt's change as the drawer shows it: file by file, from the attempt's base to its
-candidate commit (which the harness wrote into the repository's own objects), read with git
+candidate commit (which the harness wrote into its run's depot), read with git
 plumbing that runs nothing the repository configures. Sizes are capped per file and in all,
 and what is cut or left out is named; a binary file is named, never shown.
 """
@@ -12,7 +12,7 @@ from typing import Any
 
 from taskhand.board.details import one_of
 from taskhand.state.records import Attempt
-from taskhand.workspace import diffs, git
+from taskhand.workspace import depot, diffs, git
 
 FILE_BYTES = 64 * 1024  # of one file's diff text; more is cut at a line's end
 TOTAL_BYTES = 512 * 1024  # of all the files' text; the files after it are named only
@@ -36,12 +36,13 @@ def attempt_diff(
     found = one_of(plan_root, repo, task_id, lambda s, run: s.attempts(run, task_id), attempt_id)
     if found is None:
         return None
-    _, attempt = found
+    where, attempt = found
     if not attempt.candidate_sha:
         return Missing(
             f"attempt {attempt.number} of {task_id} left no change to show",
             "pick an attempt whose work was collected",
         )
+    depot.read_runs(repo, [where.state.depot(attempt.run_id)])
     return change(repo, attempt)
 
 
@@ -53,7 +54,8 @@ def change(repo: Path, attempt: Attempt) -> dict[str, Any] | Missing:
     except git.GitError:
         return Missing(
             f"the commits of attempt {attempt.number} are no longer in the repository",
-            "the ledger still says what it changed (taskhand ledger); git gc may have pruned it",
+            "the ledger still says what it changed (taskhand ledger); taskhand clean removes a "
+            "settled result's commit with its run's depot",
         )
     paths = diffs.changed_paths(repo, base, head)
     counted = diffs.counts(repo, base, head)

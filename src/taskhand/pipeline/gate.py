@@ -1,19 +1,29 @@
 """The gate stage: the machine checks on the candidate (acceptance commands, whitespace,
 scope), each recorded; any failure sends the task to another attempt with the reasons.
+
+The acceptance commands run in a fresh checkout of exactly the candidate commit, the tree
+that lands, set up as the attempt's workspace was: never in the worker's workspace, where
+files the candidate leaves out (ignored by a `.gitignore` of the worker's, say) or holds
+otherwise would be run too. Its files are the commit's bytes (workspace/depot.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
+from taskhand import workspace
 from taskhand.gates import GateResult, run_gates
 from taskhand.host import ports
 from taskhand.pipeline.harness import Harness, case_json, workspace_relative
+from taskhand.pipeline.setup import set_up
 from taskhand.pipeline.work import Ended, Work
 from taskhand.state.events import EventKind
 from taskhand.state.ledger import Entry, LedgerOutcome
 from taskhand.state.records import AttemptStatus
-from taskhand.workspace import diffs
+from taskhand.workspace import diffs, git
+
+CHECKS = "checks"  # the name of the gate's checkout among the run's copies (review-checks)
 
 
 def gate(h: Harness, work: Work, replayed: bool = False) -> Ended | None:
@@ -28,10 +38,13 @@ def gate(h: Harness, work: Work, replayed: bool = False) -> Ended | None:
     def shown(text: str) -> str:  # secrets out, and paths as the agent sees them
         return h.redact(workspace_relative(text, worktree))
 
+    checkout = _checkout(h, work) if task.checks else worktree
+    if isinstance(checkout, Ended):
+        return checkout
     before = h.guard.before()
     found = run_gates(
         h.repo,
-        worktree,
+        checkout,
         work.base,
         work.candidate,
         task,
@@ -59,6 +72,19 @@ def gate(h: Harness, work: Work, replayed: bool = False) -> Ended | None:
         LedgerOutcome.CHECKS_FAILED, reason, summary, case_json(work.outcome), gates(results)
     )
     return h.retry(attempt, task, AttemptStatus.FAILED, reason, entry)
+
+
+def _checkout(h: Harness, work: Work) -> Path | Ended:
+    """The gate's checkout of the candidate, fresh and set up; or how the attempt ended when
+    it could not be made (a commit git cannot write out, a setup that failed)."""
+    folder, index = h.review_copy(CHECKS)
+    try:
+        workspace.prepare(h.depot, folder, index, work.candidate, None)
+    except (git.GitError, OSError) as exc:
+        reason = f"the candidate could not be checked out for its checks: {exc}"
+        entry = Entry(LedgerOutcome.UNIT_FAILED, reason)
+        return h.retry(work.attempt, work.task, AttemptStatus.FAILED, reason, entry)
+    return set_up(h, work, folder) or folder
 
 
 def gates(results: list[GateResult]) -> list[dict[str, object]]:

@@ -22,6 +22,7 @@ from taskhand.state.store import Store
 from taskhand.workspace import backstop, git, refs
 
 Emit = Callable[..., None]
+PASSED = AttemptStatus.PASSED
 
 
 class Guard:
@@ -122,10 +123,21 @@ class Guard:
         if now.get(self.run.run_branch) not in self.head(attempts)[1]:
             return True
         return any(
-            sha not in _values(attempts, name)
+            not self._task_branch_holds(attempts, name, sha)
             for name, sha in now.items()
             if name != self.run.run_branch
         )
+
+    def _task_branch_holds(self, attempts: list[Attempt], branch: str, sha: str) -> bool:
+        """Whether task branch `branch` may hold `sha`: a candidate of it that landed, or an
+        attempt's base; or another of its candidates that the repository holds itself (runs
+        of earlier versions pointed the branch at every candidate, and wrote each there)."""
+        if sha in _values(attempts, branch):
+            return True
+        if sha not in {a.candidate_sha for a in attempts if a.branch == branch}:
+            return False
+        held = git.run(self.repo, "cat-file", "-e", sha, ok=(0, 1), env=git.alone())
+        return held.returncode == 0
 
     def _check_refs(self, task_id: str | None) -> list[str]:
         found = []
@@ -140,20 +152,18 @@ class Guard:
             )
             self._restore(branch, expected, now.get(branch))
         for name in sorted(task_branches):
-            allowed_here = _values(attempts, name)
             sha = now.get(name)
-            if sha is not None and sha not in allowed_here:
-                last = [a.candidate_sha for a in attempts if a.branch == name and a.candidate_sha]
-                found.append(f"the task branch {name} was moved to {_short(sha)}; put back")
-                self._restore(name, str(last[-1]), sha)
+            if sha is not None and not self._task_branch_holds(attempts, name, sha):
+                landed = [a for a in attempts if a.branch == name and a.status is PASSED]
+                if landed and landed[-1].candidate_sha:
+                    found.append(f"the task branch {name} was moved to {_short(sha)}; put back")
+                    self._restore(name, landed[-1].candidate_sha, sha)
+                else:  # none of its work landed: the run has no branch there
+                    found.append(f"the task branch {name} was made at {_short(sha)}; deleted")
+                    refs.delete_branch(self.repo, name, sha)
         for line in found:
             self.emit(EventKind.VIOLATION, task_id, what=line)
         return found
-
-    def task_branch_values(self, branch: str) -> set[str]:
-        """Where a task branch of this run may be: at a candidate the store recorded on it, or
-        at an attempt's base (where runs of earlier versions created it)."""
-        return _values(self.store.attempts(self.run.id), branch)
 
     def _restore(self, branch: str, sha: str, now: str | None) -> None:
         if now is None:
@@ -163,11 +173,13 @@ class Guard:
 
 
 def _values(attempts: list[Attempt], branch: str) -> set[str]:
+    """Where a task branch is pointed by the run: at a candidate of it that landed (the
+    integrate stage points it there), or at an attempt's base (where earlier versions made it)."""
     found: set[str] = set()
     for attempt in attempts:
         if attempt.branch == branch:
             found.add(attempt.base_sha)
-            if attempt.candidate_sha:
+            if attempt.candidate_sha and attempt.status is PASSED:
                 found.add(attempt.candidate_sha)
     return found
 

@@ -33,8 +33,9 @@ from taskhand.state.records import Attempt, AttemptStatus, Run
 from taskhand.state.status import StatusBook
 from taskhand.state.store import Store
 from taskhand.unit import Browser, Outcome, Role, Sandbox, Unit, Verdict
-from taskhand.workspace import git, refs, setup_files
+from taskhand.workspace import git, setup_files
 from taskhand.workspace.backstop import Print
+from taskhand.workspace.depot import Depot
 
 Listener = Callable[[Event], None]
 # The rest of a path in prose: up to a space or a quote, and not the sentence's punctuation.
@@ -68,10 +69,14 @@ class Harness:
         # names, and anything shaped like a token, a key or a password in a URL) never reach
         # a prompt, a transcript or an event.
         self.redact = Redactor(extra=setup_files.secrets_in(self.repo, config.setup.copy))
-        # Agents read the repository's objects through their workspace's alternates; they
-        # never see the checkout or the plan, even where a program folder lies inside it.
-        shown = sandbox.with_readable(git.object_folders(self.repo))
-        self.sandbox = shown.with_hidden([self.repo, self.plan_path]).with_limits(config.limits)
+        # What attempts produce is kept out of the user's repository, in the run's depot.
+        self.depot = Depot.open(self.repo, state.depot(run.id))
+        # Agents read the repository's objects and the depot's through their workspace's
+        # alternates; they never see the checkout or the plan, even where a program folder
+        # lies inside it.
+        objects = [*git.object_folders(self.repo), self.depot.objects]
+        shown = sandbox.with_readable(objects).with_hidden([self.repo, self.plan_path])
+        self.sandbox = shown.with_limits(config.limits)
         self.violated = ""  # why an agent's reach past its workspace stopped the run
         self.copies: set[str] = set()  # the disposable copies this run used, by name
         # Candidates land one at a time, whichever job's they are (pipeline/integrate.py);
@@ -305,13 +310,6 @@ class Harness:
         except git.GitError as exc:  # the repository is broken now: that is the finding
             return [*found, f"the run's branches could not be read: {exc}"]
 
-    def record_candidate(self, attempt: Attempt, candidate: str) -> None:
-        """Durable first, then the task branch moved to it (only ever a branch of this run)."""
-        self.store.set_candidate(attempt.id, candidate)
-        now = refs.create_branch_if_absent(self.repo, attempt.branch, candidate)
-        if now is not None and now in self.guard.task_branch_values(attempt.branch):
-            refs.move_branch(self.repo, attempt.branch, candidate, now)
-
     # -- places and events ----------------------------------------------------------------
 
     def fork(self, store: Store, slot: int) -> Harness:
@@ -328,8 +326,9 @@ class Harness:
         return forked
 
     def review_copy(self, lens: str) -> tuple[Path, Path]:
-        """Where the reviewers through `lens` (or a read-only role of the lifecycle) work, one
-        after another, for the whole run (one copy per job), and the harness's index of it."""
+        """Where the reviewers through `lens` (or a read-only role of the lifecycle, or the
+        gate's checks) work, one after another, for the whole run (one copy per job), and
+        the harness's index of it."""
         name = f"review-{lens}{self.slot}"
         self.copies.add(name)
         return self.copy_place(name)

@@ -60,7 +60,7 @@ def implement(h: Harness, work: Work) -> Ended | None:
         return h.retry(attempt, task, FAILED, failure, Entry(LedgerOutcome.UNIT_FAILED, failure))
     try:
         message, copied = f"{task.id}: {task.title}", h.config.setup.copy
-        candidate = workspace.collect(h.repo, work.ws, work.base, message, keep_out=copied)
+        candidate = workspace.collect(h.depot, work.ws, work.base, message, keep_out=copied)
     except workspace.WorkspaceError as exc:
         failure = str(exc)
         return h.retry(attempt, task, FAILED, failure, Entry(LedgerOutcome.UNIT_FAILED, failure))
@@ -69,7 +69,9 @@ def implement(h: Harness, work: Work) -> Ended | None:
             LedgerOutcome.NO_CHANGES, NOTHING_DONE.concern, verdicts=[verdict_json(NOTHING_DONE)]
         )
         return h.retry(attempt, task, FAILED, "the attempt changed no files", entry)
-    h.record_candidate(attempt, candidate)
+    # Recorded only: its task branch points at it once it lands (pipeline/integrate.py), so
+    # a candidate that never lands leaves nothing in the user's repository.
+    h.store.set_candidate(attempt.id, candidate)
     work.outcome, work.candidate = outcome, candidate
     return None
 

@@ -7,17 +7,16 @@ task landed since this candidate's base, its change is replayed onto the new hea
 acceptance commands run again on the new tree before it lands (its paths and added lines,
 which scope and whitespace judge, are the ones already checked); a conflict or a failing
 check sends the task to a new attempt from the new head, saying what conflicted. A
-candidate that lands gets its disposition in the integration ledger.
+candidate that lands gets its disposition in the integration ledger, and its task branch: its
+objects are copied into the user's repository then (refs.py), and only then.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from taskhand import workspace
 from taskhand.pipeline.gate import gate, gates
 from taskhand.pipeline.harness import Harness, case_json
-from taskhand.pipeline.setup import set_up
 from taskhand.pipeline.work import Ended, Work
 from taskhand.state.events import EventKind
 from taskhand.state.ledger import Entry, LedgerOutcome
@@ -63,7 +62,7 @@ def _onto(h: Harness, work: Work, head: str) -> Ended | None:
     land, else None with the work moved onto `head`."""
     task, attempt = work.task, work.attempt
     assert work.outcome is not None
-    replayed = replay.onto(h.repo, work.candidate, head)
+    replayed = replay.onto(h.depot, work.candidate, head)
     if replayed.sha is None:
         shown = ", ".join(replayed.conflicts[:SHOWN_CONFLICTS])
         more = len(replayed.conflicts) - SHOWN_CONFLICTS
@@ -76,21 +75,23 @@ def _onto(h: Harness, work: Work, head: str) -> Ended | None:
         entry = Entry(LedgerOutcome.CONFLICT, reason, summary, case_json(work.outcome))
         return h.retry(attempt, task, AttemptStatus.FAILED, reason, entry)
     h.emit(EventKind.REPLAYED, task.id, attempt=attempt.number, onto=head, sha=replayed.sha)
-    # The task branch follows its candidate; then the store says where both are now.
-    if refs.branch_sha(h.repo, attempt.branch) == work.candidate:
-        refs.move_branch(h.repo, attempt.branch, replayed.sha, work.candidate)
     h.store.rebase_attempt(attempt.id, head, replayed.sha)
     work.attempt = replace(attempt, base_sha=head, candidate_sha=replayed.sha)
     work.candidate, work.summary = replayed.sha, ""
-    workspace.prepare(h.repo, work.ws.path, work.ws.index, replayed.sha, None)
-    # The acceptance commands again, on the tree that would land, set up as before.
-    return set_up(h, work) or gate(h, work, replayed=True)
+    # The acceptance commands again, on a fresh checkout of the tree that would land.
+    return gate(h, work, replayed=True)
 
 
 def record_landing(h: Harness, attempt: Attempt, sha: str) -> None:
-    """The integration ledger's record that the attempt's candidate landed on the run branch
-    as `sha` (and that the task's earlier results are superseded): written once, however
-    often a resumed run comes back here (state/integration.py)."""
+    """The task branch at `sha`, the attempt's candidate that landed on the run branch, and
+    the integration ledger's record of it (and that the task's earlier results are
+    superseded): each done once, however often a resumed run comes back here
+    (state/integration.py)."""
+    now = refs.create_branch_if_absent(h.repo, attempt.branch, sha)
+    ours = [a for a in h.store.attempts(h.run.id) if a.branch == attempt.branch]
+    mine = {a.candidate_sha for a in ours} | {a.base_sha for a in ours}
+    if now is not None and now != sha and now in mine:  # where an earlier landing put it
+        refs.move_branch(h.repo, attempt.branch, sha, now)
     for row in h.store.record_landing(attempt.id, h.run.run_branch, sha):
         h.emit(
             EventKind.DISPOSED,

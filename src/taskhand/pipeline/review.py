@@ -104,7 +104,7 @@ def reviewer(h: Harness, work: Work, prompt: str, lens: str) -> Verdict | str | 
     copy_path, index = h.review_copy(lens)
     for _ in range(REVIEW_TRIES):
         try:
-            with disposable_copy(h.repo, work.candidate, copy_path, index, work.ws.path) as copy:
+            with disposable_copy(h.depot, work.candidate, copy_path, index, work.ws.path) as copy:
                 before = h.guard.before()
                 outcome = h.unit(Role.EVALUATOR, task, attempt, copy.path, prompt, lens)
                 broken = h.breaches(before, f"the {lens} review", task.id)

@@ -99,7 +99,7 @@ def in_copy(
     task, attempt = work.task, work.attempt
     copy_path, index = h.review_copy(str(role))
     try:
-        with disposable_copy(h.repo, sha, copy_path, index, work.ws.path) as copy:
+        with disposable_copy(h.depot, sha, copy_path, index, work.ws.path) as copy:
             port = ports.env_of(attempt.worktree)
             with browsing(h, copy.path, shots, port) as browser:  # stops before the checks
                 shown = prompt(brief(h, work, browser=browser))

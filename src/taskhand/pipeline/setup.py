@@ -3,11 +3,14 @@ checkout into the workspace, then the `[setup] run` command there, confined as t
 commands are and watched as they are, with the workspace's $TASKHAND_PORT.
 
 Not a stage of the pipelines: an attempt enters its pipeline where its task's lifecycle says,
-and its workspace needs setting up wherever that is. A failure fails the attempt (it counts
-against the task's attempts), with the tail of the command's output as the reason.
+and its workspace needs setting up wherever that is; so does the gate's fresh checkout of its
+candidate (pipeline/gate.py). A failure fails the attempt (it counts against the task's
+attempts), with the tail of the command's output as the reason.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from taskhand.gates.checks import run_check
 from taskhand.host import ports
@@ -23,14 +26,16 @@ TAIL_LINES = 20  # of the command's output, in the reason: where installers say 
 TAIL_CHARS = 1500
 
 
-def set_up(h: Harness, work: Work) -> Ended | None:
-    """Prepare the attempt's workspace as `[setup]` says; how the attempt ended if it could
-    not be (None when it is ready, or there is nothing to do)."""
+def set_up(h: Harness, work: Work, folder: Path | None = None) -> Ended | None:
+    """Prepare the attempt's workspace (or `folder`, a checkout of its candidate) as
+    `[setup]` says; how the attempt ended if it could not be (None when it is ready, or
+    there is nothing to do)."""
     setup = h.config.setup
     if not setup.declared:
         return None
+    place = folder or work.ws.path
     try:
-        setup_files.copy_into(h.repo, work.ws.path, setup.copy)
+        setup_files.copy_into(h.repo, place, setup.copy)
     except setup_files.SetupError as exc:
         return _failed(h, work, str(exc))
     if not setup.run:
@@ -39,7 +44,7 @@ def set_up(h: Harness, work: Work) -> Ended | None:
     env = {**child_env(passed=h.config.env_pass), **ports.env_of(work.attempt.worktree)}
     command = Check(("bash", "-c", setup.run), setup.timeout_seconds)
     before = h.guard.before()
-    done = run_check(command, work.ws.path, env, sandbox=h.sandbox)
+    done = run_check(command, place, env, sandbox=h.sandbox)
     broken = h.breaches(before, "the setup command", work.task.id)
     if broken:
         return h.violation(work.attempt, work.task, broken)

@@ -151,7 +151,7 @@ def _workspace_at(h: Harness, task: Task, opened: Attempt, sha: str) -> Iterator
     index = h.state.index(h.run.id, f"{task.id}-attempt-{opened.number}")
     ports.claim(opened.worktree)
     try:
-        yield workspace.prepare(h.repo, path, index, sha, task_branch(task))
+        yield workspace.prepare(h.depot, path, index, sha, task_branch(task))
     finally:
         try:
             retention.let_go(h, task, opened.id, path, index)
@@ -183,7 +183,11 @@ def _building_on(h: Harness, earlier: list[Attempt], base: str) -> Attempt | Non
     last = ended[-1] if ended else None
     if last is None or last.status != AttemptStatus.REJECTED or not last.candidate_sha:
         return None
-    return last if git.resolve(h.repo, f"{last.candidate_sha}^") == base else None
+    try:
+        below = git.resolve(h.repo, f"{last.candidate_sha}^")
+    except git.GitError:  # its commit went with the run's depot (taskhand clean): start over
+        return None
+    return last if below == base else None
 
 
 def _branch_for(h: Harness, task: Task, earlier: list[Attempt]) -> str:

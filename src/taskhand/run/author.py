@@ -28,6 +28,7 @@ from taskhand.prompts.author import author as author_prompt
 from taskhand.run.author_inputs import MAX_DOCUMENT_BYTES, Answer
 from taskhand.unit import Case, Outcome, Question, Role, Sandbox, Unit
 from taskhand.workspace import git
+from taskhand.workspace.depot import Depot
 from taskhand.workspace.review_copy import disposable_copy
 
 MAX_QUESTIONS = 5  # an interview longer than this is a sign the documents are not ready
@@ -221,9 +222,10 @@ def _workspace(repo: Path, place: Path) -> Iterator[tuple[Path, str, list[Path]]
         empty.mkdir()
         yield empty, "There is no code yet: the workspace is empty.", []
         return
-    with disposable_copy(root, "HEAD", place / "copy", place / "index", root) as copy:
+    depot = Depot.open(root, place / "depot")  # checks the copy out byte for byte
+    with disposable_copy(depot, "HEAD", place / "copy", place / "index", root) as copy:
         # The copy reads the repository's objects, which the sandbox must let it see.
-        readable = git.object_folders(root)
+        readable = [*git.object_folders(root), depot.objects]
         yield copy.path, "The workspace holds the project at its last commit.", readable
     if copy.violations:
         raise AuthorError(

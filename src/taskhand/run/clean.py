@@ -4,8 +4,10 @@ retention, or provably left over, goes; whatever stays is named, with why and th
 A stopped run's workspaces of attempts that never ended go. An ended attempt's workspace goes
 once its retention has passed (run/retention.py) and its result, if it left one, has a
 disposition; a task branch, once its commit is in the run branch, or its result is disposed
-and past retention. The run branch is the deliverable and always stays. While a live process
-holds the run's plan, only the workspaces it can never touch again may go.
+and past retention; the run's depot (the objects its attempts wrote, workspace/depot.py) with
+the last of them, once no workspace stays and no paused attempt waits to go on. The run
+branch is the deliverable and always stays. While a live process holds the run's plan, only
+the workspaces it can never touch again may go.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from taskhand.run.retention import Retention, parse_time
 from taskhand.state import lock
 from taskhand.state.integration import NOT_ENDED, is_result
 from taskhand.state.paths import StateDir
-from taskhand.state.records import Attempt, DispositionRow, Run
+from taskhand.state.records import Attempt, AttemptStatus, DispositionRow, Run
 from taskhand.state.store import Store
 from taskhand.workspace import git, refs, worktrees
 
@@ -39,6 +41,7 @@ class Act(StrEnum):
     WORKTREE = "worktree"  # removes a worktree an earlier version's run registered
     WORKSPACE = "workspace"  # removes an attempt's workspace or a review copy
     BRANCH = "branch"  # deletes a task branch
+    DEPOT = "depot"  # removes the run's depot, the objects of its attempts' commits
     KEEP = "keep"  # keeps it, and says why and how to settle it
     SKIP = "skip"  # waits on it: a live run uses it, or may still
 
@@ -93,6 +96,7 @@ def plan_clean(
     steps = _leftovers(state, run, attempts)
     steps += [_retained(run, a, disposed, retention, at, {}) for a in ended]
     steps += _branches(run, attempts, disposed, retention, at)
+    steps += _depot(state, run, attempts, steps)
     fix = f"fix: merge it, then git branch -d {run.run_branch}"
     steps.append(Step(Act.KEEP, run.run_branch, f"the run's result ({fix})"))
     return steps
@@ -112,6 +116,8 @@ def apply(state: StateDir, run: Run, steps: list[Step], holder: str | None = Non
                 left.append(workspace.left_behind(Path(step.target), stayed))
         elif step.kind is Act.BRANCH:
             refs.delete_branch(repo, step.target, step.sha)
+        elif step.kind is Act.DEPOT:
+            shutil.rmtree(step.target, ignore_errors=True)
     if holder is None:  # a live run's indexes are in use
         shutil.rmtree(state.run_dir(run.id) / "indexes", ignore_errors=True)
     return left
@@ -132,6 +138,27 @@ def _leftovers(state: StateDir, run: Run, attempts: list[Attempt]) -> list[Step]
             if leftover not in ended and not any(s.target == str(leftover) for s in steps):
                 steps.append(Step(Act.WORKSPACE, str(leftover), "workspace left by a stopped run"))
     return steps
+
+
+def _depot(state: StateDir, run: Run, attempts: list[Attempt], steps: list[Step]) -> list[Step]:
+    """The run's depot, removed once nothing that stays needs the commits only it holds:
+    kept while an ended attempt's workspace stays (its result may not have landed) or a
+    paused attempt waits to go on from its candidate."""
+    path = state.depot(run.id)
+    if not path.is_dir():
+        return []
+    gone = {s.target for s in steps if s.kind is Act.WORKSPACE}
+    staying = [
+        a
+        for a in attempts
+        if a.status not in NOT_ENDED and Path(a.worktree).exists() and a.worktree not in gone
+    ]
+    paused = [a for a in attempts if a.status is AttemptStatus.PAUSED and a.candidate_sha]
+    if staying or paused:
+        named = ", ".join(f"{a.task_id} attempt {a.number}" for a in [*staying, *paused][:5])
+        return [Step(Act.KEEP, str(path), f"the commits of {named}, which stay, are kept there")]
+    why = "the objects of its attempts' commits; what landed is in the repository"
+    return [Step(Act.DEPOT, str(path), why)]
 
 
 def _retained(

@@ -85,7 +85,7 @@ def let_go(h: Harness, task: Task, attempt_id: int, path: Path, index: Path) -> 
         result = current.candidate_sha or current.base_sha
         try:
             copied = h.config.setup.copy
-            pruned = prune.prune(h.repo, path, index, result, task.paths, copied)
+            pruned = prune.prune(h.depot, path, index, result, task.paths, copied)
         except (git.GitError, OSError) as exc:
             h.emit(EventKind.WARNING, message=f"attempt {current.number} was not pruned: {exc}")
             return

@@ -25,7 +25,7 @@ def show(task_id: str, plan_root: Path, repo: Path | None = None) -> dict[str, A
     from taskhand.pipeline import lifecycle, standing
     from taskhand.state.paths import StateDir
     from taskhand.state.store import Store
-    from taskhand.workspace import diffs
+    from taskhand.workspace import depot, diffs
 
     plan = validate.validate(plan_root).plan
     task = plan.task(task_id) if plan is not None else None
@@ -63,6 +63,7 @@ def show(task_id: str, plan_root: Path, repo: Path | None = None) -> dict[str, A
         results = store.results(run.id, task_id)
     candidate = next((r.attempt for r in reversed(results)), None)
     if candidate is not None and candidate.candidate_sha:
+        depot.read_runs(root, [state.depot(candidate.run_id)])  # where its commit is kept
         changes = diffs.changed_paths(root, candidate.base_sha, candidate.candidate_sha)
         found["candidate_sha"] = candidate.candidate_sha
         found["changed_files"] = [{"status": c.status, "path": c.path} for c in changes]

@@ -53,6 +53,15 @@ class StateDir:
         resumed run finds what a killed one left running."""
         return self.run_dir(run_id) / "processes"
 
+    def depot(self, run_id: str) -> Path:
+        """The run's depot: the git folder that holds what its attempts produced (their
+        candidates' objects), out of the user's repository (workspace/depot.py)."""
+        return self.run_dir(run_id) / "depot"
+
+    def depots(self) -> list[Path]:
+        """The depots of every run of the repository that still has one."""
+        return sorted(p for p in (self.root / "runs").glob("*/depot") if p.is_dir())
+
     def index(self, run_id: str, name: str) -> Path:
         """The harness's own git index of one workspace, kept where no agent can write."""
         return self.run_dir(run_id) / "indexes" / name

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from taskhand.state.integration import Result
-from taskhand.state.records import DispositionRow, WorkerVerdict
+from taskhand.state.records import AttemptStatus, DispositionRow, WorkerVerdict
 
 
 def result_json(result: Result) -> dict[str, Any]:
@@ -55,7 +55,10 @@ def lines(run_id: str, results: list[Result], verdicts: list[WorkerVerdict]) -> 
     for result in results:
         attempt, row = result.attempt, result.disposition
         head = f"{attempt.task_id} attempt {attempt.number} ({attempt.status}): "
-        head += f"{(attempt.candidate_sha or '')[:12]} on {attempt.branch}"
+        # A result's commit is on its task branch once it landed; until then in the depot.
+        landed = attempt.status is AttemptStatus.PASSED
+        where = f"on {attempt.branch}" if landed else "in the run's depot"
+        head += f"{(attempt.candidate_sha or '')[:12]} {where}"
         if row is None:
             shown.append(f"{head}: no disposition")
             shown.append(

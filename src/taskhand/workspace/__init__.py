@@ -1,10 +1,12 @@
 """Workspaces: a private git repository per attempt and per reviewer, checked out at a pinned
-commit, sharing the user's objects read-only through git's alternates.
+commit, sharing the user's objects and the run's depot read-only through git's alternates.
 
 The agent may do anything in its workspace, `.git` included. The harness never runs git through
-that `.git`: it writes and reads the files with the user's repository as git dir and an index
-of its own kept outside the workspace, so no setting, hook or link an agent leaves there can
-make the harness run anything or reach another checkout.
+that `.git`: it writes and reads the files through the run's depot (workspace/depot.py) as git
+dir and an index of its own kept outside the workspace, so no setting, hook or link an agent
+leaves there can make the harness run anything or reach another checkout. No attribute rewrites
+content on the way in or out: a workspace holds exactly its commit's bytes, and what is
+collected from it is exactly the bytes it holds.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from pathlib import Path
 from taskhand.errors import UserError
 from taskhand.text import printable
 from taskhand.workspace import git, removal, screen
+from taskhand.workspace.depot import NEUTRAL, Depot
 
 _CONFIG = """[core]
 \trepositoryformatversion = 0
@@ -42,37 +45,40 @@ class Workspace:
     identity: tuple[int, int]
 
 
-def prepare(repo: Path, path: Path, index: Path, sha: str, branch: str | None) -> Workspace:
-    """`path` holding exactly commit `sha`, as a repository of its own on `branch` (a detached
-    HEAD when None). A folder left from an earlier use of `path` is brought to `sha` by
-    rewriting only the files that differ, when the harness's index of it is still there; when
-    what an agent left there stops that (a folder it made unwritable or immutable, a FIFO), the
-    folder is deleted and made anew. A WorkspaceError when even that leaves something."""
-    full = git.resolve(repo, sha)
+def prepare(depot: Depot, path: Path, index: Path, sha: str, branch: str | None) -> Workspace:
+    """`path` holding exactly commit `sha` (of `depot`'s repository, or of the depot), as a
+    repository of its own on `branch` (a detached HEAD when None). A folder left from an
+    earlier use of `path` is brought to `sha` by rewriting only the files that differ, when
+    the harness's index of it is still there; when what an agent left there stops that (a
+    folder it made unwritable or immutable, a FIFO), the folder is deleted and made anew. A
+    WorkspaceError when even that leaves something."""
+    full = git.resolve(depot.repo, sha)
+    depot.check()
     if _reusable(path, index):
         try:
-            return _check_out(repo, path, index, full, branch, leftovers=True)
+            return _check_out(depot, path, index, full, branch, leftovers=True)
         except (git.GitError, OSError):
             pass
     left = remove(path)
     index.unlink(missing_ok=True)
     if left:
         raise WorkspaceError(left_behind(path, left))
-    return _check_out(repo, path, index, full, branch, leftovers=False)
+    return _check_out(depot, path, index, full, branch, leftovers=False)
 
 
 def _check_out(
-    repo: Path, path: Path, index: Path, full: str, branch: str | None, leftovers: bool
+    depot: Depot, path: Path, index: Path, full: str, branch: str | None, leftovers: bool
 ) -> Workspace:
+    repo = depot.repo
     index.parent.mkdir(parents=True, exist_ok=True)
     path.mkdir(parents=True, exist_ok=True)
     with os.scandir(path) as entries:  # an empty new folder has nothing to clean away
         leftovers = leftovers or any(entries)
-    own = _own_index(repo, path, index)
+    own = _own_index(depot, path)
     git.run(repo, *own, "read-tree", "--reset", "-u", full, env=_index_env(index))
     if leftovers:
         git.run(repo, *own, "clean", "-ffdxq", env=_index_env(index))
-    _make_git_dir(repo, path / ".git", full, branch, index)
+    _make_git_dir(depot, path / ".git", full, branch, index)
     info = os.stat(path)
     return Workspace(path, index, (info.st_dev, info.st_ino))
 
@@ -88,14 +94,17 @@ def left_behind(path: Path, left: list[str]) -> str:
 
 
 def collect(
-    repo: Path, ws: Workspace, base: str, message: str, keep_out: Sequence[str] = ()
+    depot: Depot, ws: Workspace, base: str, message: str, keep_out: Sequence[str] = ()
 ) -> str | None:
-    """Every file of the workspace as one commit on top of `base`, written into the user's
-    repository; None when nothing changed. Commits the agent made itself are not read: the
-    result's only parent is `base`. The paths `keep_out` names (files `[setup] copy` put
-    there) stay as `base` has them, whatever the workspace holds."""
+    """Every file of the workspace, byte for byte, as one commit on top of `base`, written
+    into the depot (never the user's repository); None when nothing changed. Commits the
+    agent made itself are not read: the result's only parent is `base`. The paths `keep_out`
+    names (files `[setup] copy` put there) stay as `base` has them, whatever the workspace
+    holds."""
     check_intact(ws)
-    own = _own_index(repo, ws.path, ws.index)
+    repo = depot.repo
+    depot.check()
+    own = _own_index(depot, ws.path)
     env = _index_env(ws.index)
     _refuse_strays(repo, ws.path, own, env)
     added = git.run(repo, *own, "add", "-A", env=env, ok=(0, 1, 128))
@@ -115,7 +124,7 @@ def collect(
         return None
     _refuse_nested_repositories(changes)
     _refuse_names(repo, tree, changes)
-    return git.commit_tree(repo, tree, full_base, message)
+    return git.commit_tree(repo, tree, full_base, message, into=depot.args())
 
 
 def _refuse_strays(repo: Path, path: Path, own: tuple[str, ...], env: dict[str, str]) -> None:
@@ -194,25 +203,21 @@ def remove(path: Path) -> list[str]:
     return removal.remove_tree(path).left
 
 
-def harness_git(repo: Path, path: Path, index: Path) -> tuple[tuple[str, ...], dict[str, str]]:
+def harness_git(depot: Depot, path: Path, index: Path) -> tuple[tuple[str, ...], dict[str, str]]:
     """The git options and environment that read or write the workspace at `path` the
-    harness's way: the user's repository as git dir, `index` as the index, no filters."""
-    return _own_index(repo, path, index), _index_env(index)
+    harness's way: the depot as git dir, `index` as the index, no attribute rewriting."""
+    return _own_index(depot, path), _index_env(index)
 
 
 def _reusable(path: Path, index: Path) -> bool:
     return index.is_file() and path.is_dir() and not path.is_symlink()
 
 
-def _own_index(repo: Path, path: Path, index: Path) -> tuple[str, ...]:
-    """git options that work on `path`'s files through the user's repository, not its .git,
-    with every content filter the configuration names switched off: a filter is a program,
-    and an agent's .gitattributes may name any of them (so LFS files are taken as they are)."""
-    return (
-        f"--git-dir={git.common_dir(repo)}",
-        f"--work-tree={path.resolve()}",
-        *no_filters(repo),
-    )
+def _own_index(depot: Depot, path: Path) -> tuple[str, ...]:
+    """git options that work on `path`'s files through the depot, not its .git: whose
+    attributes switch off every filter (a filter is a program, and an agent's .gitattributes
+    may name any of them, so LFS files are taken as they are) and every conversion."""
+    return (*depot.args(), f"--work-tree={path.resolve()}")
 
 
 def no_filters(repo: Path) -> list[str]:
@@ -237,16 +242,22 @@ def _index_env(index: Path) -> dict[str, str]:
     return {"GIT_INDEX_FILE": str(index.resolve())}
 
 
-def _make_git_dir(repo: Path, folder: Path, sha: str, branch: str | None, index: Path) -> None:
-    """A fresh .git for the agent: its objects come from the user's repository, read-only;
-    what it commits stays in here. Written by hand, so no template or hook is copied."""
+def _make_git_dir(depot: Depot, folder: Path, sha: str, branch: str | None, index: Path) -> None:
+    """A fresh .git for the agent: its objects come from the user's repository and the run's
+    depot, read-only; what it commits stays in here. Written by hand, so no template or hook
+    is copied."""
     remove(folder)
     # Only the folders git needs to see a repository; it makes the others (objects/pack,
     # refs/tags) when the agent first needs them. Each costs a journal write under load.
     (folder / "objects" / "info").mkdir(parents=True)
     (folder / "refs" / "heads").mkdir(parents=True)
-    objects = (git.common_dir(repo) / "objects").resolve()
-    (folder / "objects" / "info" / "alternates").write_text(f"{objects}\n")
+    (folder / "info").mkdir()
+    objects = (git.common_dir(depot.repo) / "objects").resolve()
+    # The user's objects first (the base's history), then the depot's (the candidates').
+    alternates = f"{objects}\n{depot.objects.resolve()}\n"
+    (folder / "objects" / "info" / "alternates").write_text(alternates)
+    # The agent's own git sees the files as the harness wrote them, converting nothing.
+    (folder / "info" / "attributes").write_text(NEUTRAL)
     (folder / "config").write_text(_CONFIG)
     if branch is None:
         (folder / "HEAD").write_text(f"{sha}\n")

@@ -106,6 +106,42 @@ def _hardened() -> dict[str, str]:
     return env
 
 
+# Object folders of the harness's own (a run's depot, workspace/depot.py) that every git call
+# in a checkout also reads, by the folder git runs in: what attempts produce is kept there,
+# out of the user's repository, and reads the same as if it were in it.
+_READ_ALSO: dict[str, tuple[str, ...]] = {}
+_ALTERNATES = "GIT_ALTERNATE_OBJECT_DIRECTORIES"
+
+
+def read_also(repo: Path, *objects: Path) -> None:
+    """Let every later git call in `repo` also read the object folders `objects` (added to
+    those it reads already): through the environment, so nothing of the repository changes."""
+    for key in {str(repo), str(repo.resolve())}:
+        known = _READ_ALSO.get(key, ())
+        _READ_ALSO[key] = (*known, *(str(o) for o in objects if str(o) not in known))
+
+
+def reads_also(repo: Path) -> list[str]:
+    """The object folders of the harness's own that git calls in `repo` read, those there."""
+    return [folder for folder in _READ_ALSO.get(str(repo), ()) if os.path.isdir(folder)]
+
+
+def alone() -> dict[str, str]:
+    """The environment of a git call that reads the repository's own objects alone."""
+    return {_ALTERNATES: ""}
+
+
+def _objects_env(folder: Path, env: dict[str, str] | None) -> dict[str, str] | None:
+    if env and (_ALTERNATES in env or "GIT_OBJECT_DIRECTORY" in env):
+        return env
+    also = reads_also(folder) if _READ_ALSO else []
+    if not also:
+        return env
+    # git reads a quoted entry C-style: a path holding the separator stays one entry.
+    entries = [f'"{f}"' if os.pathsep in f or f.startswith('"') else f for f in also]
+    return {**(env or {}), _ALTERNATES: os.pathsep.join(entries)}
+
+
 def run(
     folder: Path,
     *args: str,
@@ -122,7 +158,7 @@ def run(
             input=stdin,
             stdin=None if stdin is not None else subprocess.DEVNULL,
             capture_output=True,
-            env=_env(env),
+            env=_env(_objects_env(folder, env)),
             check=False,
         )
     except FileNotFoundError:
@@ -304,8 +340,9 @@ def _user_config_at(repo: Path, identity: tuple[object, ...]) -> tuple[tuple[str
     return tuple((key, value.strip()) for key, _, value in pairs if value.strip())
 
 
-def commit_tree(repo: Path, tree: str, base: str, message: str) -> str:
-    """A new commit of `tree` whose only parent is `base`, by the user's git identity."""
+def commit_tree(repo: Path, tree: str, base: str, message: str, into: tuple[str, ...] = ()) -> str:
+    """A new commit of `tree` whose only parent is `base`, by the user's git identity;
+    written where the git options `into` say (a depot's), else into `repo`."""
     config = _user_config(repo)
     who = _identity("AUTHOR", config)
     committer = _identity("COMMITTER", config)
@@ -317,7 +354,7 @@ def commit_tree(repo: Path, tree: str, base: str, message: str) -> str:
     }
     text = message if message.endswith("\n") else message + "\n"
     # --no-gpg-sign: a signing prompt would hang an unattended run.
-    commit = ["commit-tree", "--no-gpg-sign", tree, "-p", base, "-F", "-"]
+    commit = [*into, "commit-tree", "--no-gpg-sign", tree, "-p", base, "-F", "-"]
     done = run(repo, *commit, stdin=text.encode(), env=env)
     made = decode(done.stdout).strip()
     _KNOWN_COMMITS.add((str(repo), made))  # git just wrote it: resolving it needs no process

@@ -2,8 +2,8 @@
 (node_modules, .venv, __pycache__, build outputs) and the files `[setup]` copied in go;
 source, the result commit and anything tracked stay.
 
-git lists what is ignored, run the harness's way (the user's repository as git dir, an index
-of the harness's own holding the result's tree). Removal never follows a link: every folder
+git lists what is ignored, run the harness's way (the run's depot as git dir, an index of
+the harness's own holding the result's tree). Removal never follows a link: every folder
 on the way is opened without following one, and a name that is a link is left alone.
 """
 
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from taskhand.workspace import git, harness_git, removal
+from taskhand.workspace.depot import Depot
 
 # Folders a package manager or a build makes again from the source: what is safe to drop.
 REBUILDABLE = frozenset(
@@ -41,7 +42,7 @@ class Pruned:
 
 
 def prune(
-    repo: Path,
+    depot: Depot,
     path: Path,
     index: Path,
     sha: str,
@@ -55,7 +56,8 @@ def prune(
     stays."""
     if path.is_symlink() or not path.is_dir():
         return Pruned()
-    own, env = harness_git(repo, path, index)
+    repo = depot.repo
+    own, env = harness_git(depot, path, index)
     git.run(repo, "read-tree", git.resolve(repo, sha), env=env)
     dropped = _drop_copies(repo, path, own, env, drop)
     listing = ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"]

@@ -1,5 +1,7 @@
 """Branches: reading, creating, moving and deleting them, each move a compare and swap, and the
-ref locks a killed git leaves behind. Every name is checked by git's own rule first.
+ref locks a killed git leaves behind. Every name is checked by git's own rule first, and a
+branch is pointed at a commit only once the repository holds all of its objects (a candidate's
+are in the run's depot until then: workspace/depot.py).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import re
 import stat
 from pathlib import Path
 
-from taskhand.workspace import git, worktrees
+from taskhand.workspace import depot, git, worktrees
 
 
 def current_branch(repo: Path) -> str | None:
@@ -73,17 +75,27 @@ _OBJECT_NAME = re.compile(rb"([0-9a-f]{40})\n?")
 
 def _loose_refs(common: Path, refs: list[str]) -> dict[str, str] | None:
     """Each ref's commit as its own file under `common` says, where git reads it from that
-    file: a regular file holding just an object name, in a repository without a reftable.
-    None when any of them is not such a file (missing or packed, a symbolic ref, a link, a
-    SHA-256 name): git knows those."""
+    file: a regular file holding just an object name, in a repository without a reftable;
+    a ref with no such file is what packed-refs says, or missing (a task's branch before its
+    work lands). None when any of them is not such a file (a symbolic ref, a link, a SHA-256
+    name, a packed-refs file git did not write): git knows those."""
     if (common / "reftable").exists():
         return None
     found: dict[str, str] = {}
     folder = str(common)  # plain strings: a run reads every branch it made after every unit
+    packed: dict[str, str] | None = None
     for ref in refs:
         try:
             fd = os.open(os.path.join(folder, ref), os.O_RDONLY | os.O_NOFOLLOW)
-        except OSError:  # missing (or packed), a link, or unreadable: git knows
+        except FileNotFoundError:
+            try:
+                packed = _packed_refs(folder) if packed is None else packed
+            except OSError:
+                return None
+            if ref in packed:
+                found[ref] = packed[ref]
+            continue
+        except OSError:  # a link, or unreadable: git knows
             return None
         with os.fdopen(fd, "rb") as handle:
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
@@ -92,6 +104,25 @@ def _loose_refs(common: Path, refs: list[str]) -> dict[str, str] | None:
         if named is None:
             return None
         found[ref] = named.group(1).decode()
+    return found
+
+
+def _packed_refs(folder: str) -> dict[str, str]:
+    """The refs the repository's packed-refs file names, with their commits; {} when there
+    is none. A line git would not write there raises OSError, so the caller asks git."""
+    try:
+        with open(os.path.join(folder, "packed-refs"), "rb") as handle:
+            lines = handle.read().splitlines()
+    except FileNotFoundError:
+        return {}
+    found = {}
+    for line in lines:
+        if line.startswith((b"#", b"^")):  # the header, and a peeled tag's object
+            continue
+        sha, _, ref = line.partition(b" ")
+        if _OBJECT_NAME.fullmatch(sha) is None or not ref.startswith(b"refs/"):
+            raise OSError("a packed-refs line git would not write")
+        found[os.fsdecode(ref)] = sha.decode()
     return found
 
 
@@ -110,6 +141,7 @@ def create_branch_if_absent(repo: Path, name: str, sha: str) -> str | None:
     """Create branch `name` at `sha` unless a branch of that name exists: None when it was
     created, else the commit it is at (which may be `sha`)."""
     ref, full = _branch_ref(repo, name), git.resolve(repo, sha)
+    depot.publish(repo, full)
     # An empty old value makes the creation fail if the branch exists: when it does not, one
     # process is all it takes.
     done = git.run(repo, "update-ref", ref, full, "", ok=(0, 128))
@@ -131,6 +163,7 @@ def move_branch(repo: Path, name: str, new: str, old: str) -> None:
         git.resolve(repo, new),
         git.resolve(repo, old),
     )
+    depot.publish(repo, full_new)
     if git.run(repo, "update-ref", ref, full_new, full_old, ok=(0, 128)).returncode == 0:
         return
     now = branch_sha(repo, name)

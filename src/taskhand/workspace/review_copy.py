@@ -1,5 +1,6 @@
-"""Disposable copies for reviewers: a pristine workspace at the candidate commit per review,
-and proof afterwards that the candidate's own workspace was not touched.
+"""Disposable copies for reviewers and the gate: a pristine workspace at the candidate commit
+(exactly its bytes, see workspace/depot.py) per review or round of checks, and proof
+afterwards that the candidate's own workspace was not touched.
 
 A reviewer may edit, build and run tests in its copy; whatever it did there is wiped when the
 review ends. The folder itself is kept for the next review through the same lens, since moving
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from taskhand import workspace
+from taskhand.workspace.depot import Depot
 from taskhand.workspace.snapshot import differences, tree_digests
 
 
@@ -30,13 +32,13 @@ class Copy:
 
 @contextmanager
 def disposable_copy(
-    repo: Path, candidate: str, path: Path, index: Path, watched: Path
+    depot: Depot, candidate: str, path: Path, index: Path, watched: Path
 ) -> Iterator[Copy]:
     """A clean copy of commit `candidate` at `path`; `watched` is checked unchanged after."""
     # By inode and change time rather than by content: a write always moves a file's ctime,
     # and reading every byte of a large project twice a review would cost more than the review.
     before = tree_digests(watched, content=False, with_git=True)
-    workspace.prepare(repo, path, index, candidate, None)
+    workspace.prepare(depot, path, index, candidate, None)
     copy = Copy(path)
     try:
         yield copy
@@ -44,7 +46,7 @@ def disposable_copy(
         # Wiped at once: nothing the reviewer left waits there for the next one. What cannot
         # be wiped (it kept the folder from being deleted) is said; the next copy tries again.
         try:
-            workspace.prepare(repo, path, index, candidate, None)
+            workspace.prepare(depot, path, index, candidate, None)
         except workspace.WorkspaceError as exc:
             copy.left = str(exc)
         after = tree_digests(watched, content=False, with_git=True)
