@@ -15,7 +15,7 @@ from pathlib import Path
 
 from taskhand.agents import prices as price_list
 from taskhand.agents.base import AgentError
-from taskhand.agents.cli import agent_home, mcp, outcome_tool
+from taskhand.agents.cli import agent_home, config_guard, mcp, outcome_tool
 from taskhand.agents.cli.calls import READERS, Calls, Stream
 from taskhand.agents.cli.outcome import Found, outcome, parse_outcome, read_block
 from taskhand.agents.cli.output import Report
@@ -135,11 +135,21 @@ class CliAgent:
                 return Outcome(Case.ERROR, failure=str(exc), transcript=transcript)
         if self.name in outcome_tool.PRESETS:
             context.outcome = outcome_tool.command(unit.role)
+        configured = config_guard.seen(self.name, context.home)
         report, calls, failure = self._attempt(context, unit.prompt, None, deadline, transcript)
         if failure:
             return self._end(Case.ERROR, report, transcript, context, failure=failure)
         found = self._found(context, report, calls, transcript)
         if isinstance(found, str) and self.preset.resumable and report.session:
+            # Started again, the program reads its configuration again: not one that the
+            # unit's processes rewrote (a model of their own, a plugin printing events).
+            moved = config_guard.changed(configured, config_guard.seen(self.name, context.home))
+            if moved:
+                failure = (
+                    f"{found}; not nudged, since the unit's processes changed {self.name}'s "
+                    f"configuration: {', '.join(moved[:5])}"
+                )
+                return self._end(Case.ERROR, report, transcript, context, failure=failure)
             first, asked = report, nudge(unit.role)
             if context.outcome:
                 asked = outcome_tool.nudge(unit.role, asked)
