@@ -90,6 +90,27 @@ def test_a_hook_in_a_folders_claude_settings_runs_in_a_reviewer_started_there(
     assert heard(api, "PLANTED-HOOK-RAN") == (1 if sources else 0)
 
 
+def test_your_own_claude_md_and_settings_still_reach_a_unit(tmp_path: Path) -> None:
+    # Claude runs with --setting-sources "": your settings come as taskhand's copy, and your
+    # CLAUDE.md is added to the system prompt.
+    work = repo(tmp_path)
+    own = tmp_path / "home" / ".claude"
+    own.mkdir(parents=True)
+    (own / "CLAUDE.md").write_text("YOUR-OWN-MEMORY: answer tersely.\n")
+    (own / "settings.json").write_text(json.dumps({"env": {"YOUR_OWN_SETTING": "applied"}}))
+    script = [
+        anthropic.Turn(tools=[("Bash", {"command": "echo setting=$YOUR_OWN_SETTING"})]),
+        anthropic.Turn(text=ACCEPT),
+    ]
+    with anthropic.ScriptedAnthropic(script) as api:
+        outcome = claude_agent(tmp_path, api).run(unit(work, role=Role.EVALUATOR))
+    assert outcome.case is Case.DONE, outcome.failure
+    first = api.main_requests()[0].body
+    assert "YOUR-OWN-MEMORY: answer tersely." in json.dumps(first["system"])
+    assert "setting=applied" in json.dumps(api.main_requests()[1].body["messages"])
+    assert "YOUR-OWN-MEMORY" not in json.dumps(outcome.transcript)  # a file, not an argument
+
+
 def test_a_candidate_carrying_claude_settings_never_reaches_its_reviewer(
     tmp_path: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -7,7 +7,7 @@ any of them sends the reviewer's next turns to a model of its own. So every run 
 `--setting-sources ""` (none of those files is read) and `--settings` naming a copy of your
 settings, made when the unit starts, in the folder of taskhand's own files (read-only inside the
 sandbox). That also leaves out the `CLAUDE.md` files: the prompt carries the project's already,
-and yours is added to the system prompt here.
+and yours is added to the system prompt here, from a copy in that folder too.
 """
 
 from __future__ import annotations
@@ -35,15 +35,18 @@ def flags(home: Mapping[str, str], folder: Path) -> list[str]:
     return ["--setting-sources", "", "--settings", str(copy)]
 
 
-def memory(home: Mapping[str, str]) -> str:
-    """Your CLAUDE.md (copied into the unit's home) as claude would have loaded it, for the
-    system prompt; "" without one."""
+def memory(home: Mapping[str, str], folder: Path) -> list[str]:
+    """The flags that add your CLAUDE.md (copied into the unit's home) to the system prompt, as
+    claude would have loaded it: a copy in `folder`, so that it stays out of the transcript's
+    argv; none without one."""
     path = Path(home[HOME]) / "CLAUDE.md" if HOME in home else None
     if path is None or not path.is_file():
-        return ""
+        return []
     try:
         with path.open("rb") as file:
-            text = file.read(MEMORY_LIMIT).decode("utf-8", "replace").strip()
+            text = file.read(MEMORY_LIMIT)
     except OSError:
-        return ""
-    return f"Your user's own instructions for Claude Code (their CLAUDE.md):\n\n{text}"
+        return []
+    copy = folder / "claude-memory.md"
+    copy.write_bytes(b"Your user's own instructions for Claude Code (their CLAUDE.md):\n\n" + text)
+    return ["--append-system-prompt-file", str(copy)]

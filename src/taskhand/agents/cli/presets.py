@@ -162,8 +162,7 @@ def _claude_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
             argv += ["--json-schema", json.dumps(outcome_tool.schema(ctx.unit.role))]
     else:
         hint = outcome_tool.hint(ctx.unit.role) if ctx.outcome else OUTCOME_HINT
-        mine = claude.memory(ctx.home)
-        argv += ["--append-system-prompt", f"{mine}\n\n{hint}" if mine else hint]
+        argv += ["--append-system-prompt", hint, *claude.memory(ctx.home, ctx.own)]
     return Call([*argv, *ctx.extra], stdin=prompt)
 
 
