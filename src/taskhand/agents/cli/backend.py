@@ -135,7 +135,7 @@ class CliAgent:
                 return Outcome(Case.ERROR, failure=str(exc), transcript=transcript)
         if self.name in outcome_tool.PRESETS:
             context.outcome = outcome_tool.command(unit.role)
-        configured = config_guard.seen(self.name, context.home)
+        configured = config_guard.seen(self.name, context.home, unit.worktree)
         report, calls, failure = self._attempt(context, unit.prompt, None, deadline, transcript)
         if failure:
             return self._end(Case.ERROR, report, transcript, context, failure=failure)
@@ -143,7 +143,8 @@ class CliAgent:
         if isinstance(found, str) and self.preset.resumable and report.session:
             # Started again, the program reads its configuration again: not one that the
             # unit's processes rewrote (a model of their own, a plugin printing events).
-            moved = config_guard.changed(configured, config_guard.seen(self.name, context.home))
+            now = config_guard.seen(self.name, context.home, unit.worktree)
+            moved = config_guard.changed(configured, now)
             if moved:
                 failure = (
                     f"{found}; not nudged, since the unit's processes changed {self.name}'s "

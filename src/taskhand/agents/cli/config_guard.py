@@ -1,10 +1,10 @@
-"""What a unit's processes could change to take over the run a nudge resumes: the files of the
-agent program's private home that it reads as configuration when it starts again. Codex reads
-`config.toml` (its model provider, a base URL) and `.env`; gemini its `.env` files and
-extensions; opencode its global config and plugins (code it runs in its own process, which
-could print events of its own). They are seen before the first run and again before the nudge:
-a unit whose processes changed one is not resumed. Claude reads no settings file of its home
-at all (claude.py).
+"""What a unit's processes could change to take over the run a nudge resumes: the files an
+agent program reads as configuration when it starts again, in its private home and in the
+worktree (a reviewer's copy is its own to change). Codex reads `config.toml` (its model
+provider, a base URL) and `.env`; gemini its `.env` files, settings and extensions; opencode
+its global config and plugins (code it runs in its own process, which could print events of its
+own). They are seen before the first run and again before the nudge: a unit whose processes
+changed one is not resumed. Claude reads no settings file a unit can write at all (claude.py).
 """
 
 from __future__ import annotations
@@ -16,42 +16,55 @@ import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-# Per program: the variable naming a folder of its home, and a file or (ending in "/") a
-# folder under it.
+WORKTREE = "worktree"  # where the unit works, beside the variables of the program's home
+# Per program: the variable naming a folder of its home (or the worktree), and a file or (ending
+# in "/") a folder under it.
 WATCHED: dict[str, tuple[tuple[str, str], ...]] = {
-    "codex": (("CODEX_HOME", "config.toml"), ("CODEX_HOME", ".env")),
+    "codex": (
+        ("CODEX_HOME", "config.toml"),
+        ("CODEX_HOME", ".env"),
+        (WORKTREE, ".codex/"),
+    ),
     "gemini": (
         ("GEMINI_CLI_HOME", ".env"),
         ("GEMINI_CLI_HOME", ".gemini/.env"),
         ("GEMINI_CLI_HOME", ".gemini/extensions/"),
+        (WORKTREE, ".env"),
+        (WORKTREE, ".gemini/"),
     ),
-    "opencode": tuple(
-        ("XDG_CONFIG_HOME", f"opencode/{name}")
-        for name in (
-            "opencode.json",
-            "opencode.jsonc",
-            "config.json",
-            "plugin/",
-            "plugins/",
-            "agent/",
-            "agents/",
-        )
+    "opencode": (
+        *(
+            ("XDG_CONFIG_HOME", f"opencode/{name}")
+            for name in (
+                "opencode.json",
+                "opencode.jsonc",
+                "config.json",
+                "plugin/",
+                "plugins/",
+                "agent/",
+                "agents/",
+            )
+        ),
+        (WORKTREE, ".opencode/"),
     ),
 }
 FILE_LIMIT = 1000  # files looked at per program: past that, a change may go unseen
 
-Seen = dict[str, str]  # a file, as `$VARIABLE/relative/path`, and what it holds (a digest)
+Seen = dict[str, str]  # a file, as `$VARIABLE/path` or `worktree/path`, and what it holds
 
 
-def seen(program: str, home: Mapping[str, str]) -> Seen:
-    """The configuration files of `program` in its private home (`home`: variable to folder)."""
+def seen(program: str, home: Mapping[str, str], worktree: Path) -> Seen:
+    """The configuration files of `program` in its private home (`home`: variable to folder)
+    and in the worktree."""
+    folders = {**home, WORKTREE: str(worktree)}
     found: Seen = {}
     for variable, name in WATCHED.get(program, ()):
-        if variable not in home:
+        if variable not in folders:
             continue
-        root = Path(home[variable])
+        root = Path(folders[variable])
+        shown = variable if variable == WORKTREE else f"${variable}"
         for path in itertools.islice(_files(root / name), FILE_LIMIT):
-            found[f"${variable}/{path.relative_to(root)}"] = _held(path)
+            found[f"{shown}/{path.relative_to(root)}"] = _held(path)
     return found
 
 
