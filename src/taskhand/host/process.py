@@ -109,12 +109,13 @@ def run_group(
 
 
 def sealed_channel() -> tuple[int, int]:
-    """A one-way channel between us and a child, as a pipe but a Unix socket pair: (the end
-    that reads, the end that writes). A pipe can be opened again through /proc/<pid>/fd/N by
-    any process of the same user, which could then write into what we read; open() on a socket
-    fails (ENXIO), so only the processes that inherited an end can use it."""
-    # Not shut down in the other direction: asyncio (and others) take a write end that reads
-    # an end-of-file for a reader gone, and stop writing.
+    """A channel between us and a child, used one way as a pipe is, but a Unix socket pair:
+    (the end that reads, the end that writes). A pipe can be opened again through
+    /proc/<pid>/fd/N by any process of the same user, which could then write into what we
+    read; open() on a socket fails (ENXIO), so only the processes that inherited an end can
+    use it."""
+    # The other direction is left open, not shut down: asyncio (and others) take a write end
+    # that reads an end-of-file for a reader gone, and stop writing.
     reader, writer = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     return reader.detach(), writer.detach()
 
@@ -308,7 +309,7 @@ def execute(
             cwd,
             env,
             deadline,
-            stdout=stdout or Capture(limit, head=min(limit // 2, OUTPUT_HEAD)),
+            stdout=Capture(limit, min(limit // 2, OUTPUT_HEAD)) if stdout is None else stdout,
             stderr=Capture(STDERR_LIMIT, head=0),
             stdin=call.stdin,
             sealed=sealed,
