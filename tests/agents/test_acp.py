@@ -225,6 +225,16 @@ def test_a_reviewer_is_nudged_for_its_verdict_and_secrets_are_scrubbed(worktree:
     assert (outcome.usage.tokens_in, outcome.usage.tokens_out) == (150, 15)
 
 
+def test_a_test_the_reviewer_runs_cannot_write_into_its_stdio(worktree: Path) -> None:
+    outcome = run("forged", worktree, role=Role.EVALUATOR)
+
+    # The forger could open neither the agent's stdout nor its stdin: what it wrote as the
+    # agent's message never reached us, and the verdict is the agent's own.
+    assert (worktree / "forged").read_text() == "ENXIO ENXIO"
+    assert outcome.verdict is not None and not outcome.verdict.accepted, outcome.failure
+    assert "forged" not in json.dumps(outcome.transcript)
+
+
 def test_an_unusable_verdict_is_an_error_with_the_reason(worktree: Path) -> None:
     outcome = run("bad_verdict", worktree, role=Role.EVALUATOR)
 

@@ -141,41 +141,67 @@ CODEX_RETRIED = (
     '"cache_write_input_tokens":0,"output_tokens":20,"reasoning_output_tokens":0}}\n'
 )
 
-# ---- shapes from the programs' documentation (geminicli.com headless reference and its
-# JsonFormatter; opencode's `run --format json` events; aider's usage line)
+# gemini 0.61.0 `--output-format stream-json` against the scripted server: a tool call, then
+# the final message (24939 prompt tokens, 21263 of them cached; 40 candidates; 154 thoughts)
 
-GEMINI = json.dumps(
-    {
-        "session_id": "0f5c3b7e-2d1a-4c55-9a0e-6f1f2b8d9c01",
-        "response": DONE,
-        "stats": {
-            "models": {
-                "gemini-2.5-pro": {
-                    "api": {"totalRequests": 2, "totalErrors": 0, "totalLatencyMs": 5053},
-                    "tokens": {
+
+def gemini_events(text: str) -> str:
+    stats = {"total_tokens": 25133, "input_tokens": 24939, "output_tokens": 40, "cached": 21263}
+    return "\n".join(
+        [
+            '{"type":"init","timestamp":"2026-12-04T17:39:21.753Z","session_id":"a0554014-b803-4b4'
+            '9-bca0-dcb936b88a01","model":"gemini-2.5-pro"}',
+            '{"type":"message","timestamp":"2026-12-04T17:39:21.756Z","role":"user","content":"Wr'
+            'ite hello.txt."}',
+            '{"type":"message","timestamp":"2026-12-04T17:39:21.900Z","role":"assistant","content'
+            '":"Let me write it.","delta":true}',
+            '{"type":"tool_use","timestamp":"2026-12-04T17:39:21.961Z","tool_name":"write_file","'
+            'tool_id":"write_file__write_file_1796405961819_0","parameters":{"file_path":"hello.tx'
+            't","content":"hi\\n"}}',
+            '{"type":"tool_result","timestamp":"2026-12-04T17:39:22.105Z","tool_id":"write_file__'
+            'write_file_1796405961819_0","status":"success"}',
+            json.dumps(
+                {
+                    "type": "message",
+                    "timestamp": "2026-12-04T17:39:22.133Z",
+                    "role": "assistant",
+                    "content": text,
+                    "delta": True,
+                }
+            ),
+            json.dumps(
+                {
+                    "type": "result",
+                    "timestamp": "2026-12-04T17:39:22.143Z",
+                    "status": "success",
+                    "stats": {
+                        **stats,
                         "input": 3676,
-                        "prompt": 24939,
-                        "candidates": 20,
-                        "total": 25113,
-                        "cached": 21263,
-                        "thoughts": 154,
-                        "tool": 0,
+                        "duration_ms": 390,
+                        "tool_calls": 1,
+                        "models": {"gemini-2.5-pro": {**stats, "input": 3676}},
                     },
                 }
-            },
-            "tools": {"totalCalls": 1, "totalSuccess": 1, "totalFail": 0},
-            "files": {"totalLinesAdded": 1, "totalLinesRemoved": 0},
-        },
-    },
-    indent=2,
-)
-GEMINI_ACCEPT = json.dumps({**json.loads(GEMINI), "response": ACCEPT})
+            ),
+        ]
+    )
+
+
+GEMINI = gemini_events(DONE)
+GEMINI_ACCEPT = gemini_events(ACCEPT)
+# A failure as gemini's handleError reports it in stream-json: a result with the error.
 GEMINI_ERROR = json.dumps(
     {
-        "session_id": "x",
-        "error": {"type": "FatalAuthenticationError", "message": "no key", "code": 41},
+        "type": "result",
+        "timestamp": "2026-12-04T17:39:22.143Z",
+        "status": "error",
+        "error": {"type": "FatalAuthenticationError", "message": "no key"},
+        "stats": {"total_tokens": 0, "input_tokens": 0, "output_tokens": 0, "models": {}},
     }
 )
+
+# ---- shapes from the programs' documentation (opencode's `run --format json` events; aider's
+# usage line)
 
 
 def opencode_events(text: str, session: str = "ses_494719016ffe85dkDMj0FPRbHK") -> str:
@@ -361,15 +387,15 @@ def test_codex_failure_and_retries_recorded_from_the_real_program() -> None:
     assert (retried.error, retried.text) == ("", "Done.")
 
 
-def test_gemini_documented_json() -> None:
+def test_gemini_events_recorded_from_the_real_program() -> None:
     report = parse_gemini(GEMINI)
-    assert report.text == DONE and report.model == "gemini-2.5-pro"
+    assert report.text == DONE and report.model == "gemini-2.5-pro"  # after the last tool call
     assert (report.usage.tokens_in, report.usage.tokens_out, report.usage.tokens_cached) == (
         24939,
-        20 + 154,
+        40 + 154,  # the thoughts: what the total holds beyond prompt and candidates
         21263,
     )
-    assert report.session == "0f5c3b7e-2d1a-4c55-9a0e-6f1f2b8d9c01" and not report.priced
+    assert report.session == "a0554014-b803-4b49-bca0-dcb936b88a01" and not report.priced
     assert parse_gemini("Loaded cached credentials.\n" + GEMINI_ERROR).error == "no key"
 
 
@@ -596,7 +622,7 @@ def test_gemini_flags_by_role_and_an_estimated_cost(tmp_path: Path) -> None:
     assert review.verdict == Verdict(True, concern="hello.txt is there", evidence=["hello.txt"])
     assert writer["argv"][:7] == [
         "--output-format",
-        "json",
+        "stream-json",
         "--skip-trust",
         "--approval-mode",
         "yolo",
@@ -615,7 +641,7 @@ def test_gemini_flags_by_role_and_an_estimated_cost(tmp_path: Path) -> None:
     assert reviewer["argv"][4] == "yolo"
     assert reviewer["argv"][-1].endswith("gemini-reviewer-policy.toml")
     assert outcome.case is Case.DONE
-    expected = ((24939 - 21263) * 1.25 + 21263 * 0.31 + 174 * 10.0) / 1e6
+    expected = ((24939 - 21263) * 1.25 + 21263 * 0.31 + 194 * 10.0) / 1e6
     assert outcome.usage.cost == pytest.approx(expected) and outcome.usage.estimated
 
 

@@ -148,9 +148,14 @@ def real_server_env() -> dict[str, str]:
 class Stdio:
     """A minimal MCP client over a server's stdin and stdout (newline-delimited JSON-RPC)."""
 
-    def __init__(self, argv: list[str], env: dict[str, str]) -> None:
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path | None = None) -> None:
         self.proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=cwd,
         )
         self.number = 0
 

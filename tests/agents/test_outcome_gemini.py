@@ -45,7 +45,7 @@ def test_a_reviewer_with_a_browser_gets_both_servers_and_the_writing_tools_denie
     env = stand_ins(tmp_path, "playwright-mcp", "chromium")
     qa = browsing_unit(tmp_path)
     context = Context("gemini", qa, tmp_path, env, None, [], browser=mcp.server(qa, env))
-    context.outcome = outcome_tool.command(qa.role, tmp_path)
+    context.outcome = outcome_tool.command(qa.role)
     call = PRESETS["gemini"].call(context, "Walk them.", None)
     argv = call.argv
     assert argv[argv.index("--allowed-mcp-server-names") + 1] == "playwright,taskhand"
@@ -124,14 +124,14 @@ def test_real_gemini_reviewer_rejects_through_the_tool_and_still_cannot_write(
 def test_real_gemini_calling_the_tool_twice_keeps_the_first(tmp_path: Path) -> None:
     script = [
         ours("submit_verdict", REJECT),
-        ours("submit_verdict", ACCEPT),  # a change of mind: refused, the rejection stands
+        ours("submit_verdict", ACCEPT),  # a change of mind: the rejection stands
         scripted.Turn(text="Submitted."),
     ]
     with scripted.ScriptedGemini(script) as api:
         outcome = agent(tmp_path, api).run(unit(repo(tmp_path), role=Role.EVALUATOR))
     assert outcome.verdict is not None and not outcome.verdict.accepted, outcome.failure
     [again] = scripted.function_responses(api.requests[2])[1:]
-    assert "the first one stands" in json.dumps(again["response"])
+    assert "your first valid call is the outcome recorded" in json.dumps(again["response"])
 
 
 def test_real_gemini_that_never_calls_the_tool_falls_back_to_the_block(tmp_path: Path) -> None:

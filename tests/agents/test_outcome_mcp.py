@@ -1,7 +1,7 @@
-"""The outcome tools over MCP: our server spoken to over its stdio as an agent program would,
-the harness's reading of what it records (forged, invalid, repeated or flooded files included),
-and the real `claude` and `codex` finishing units through it, through the fenced block when
-they never call it, and with a clear error when they give neither."""
+"""The outcome tools over MCP: our server spoken to over its stdio as an agent program would
+(it answers, and writes nothing anywhere), and the real `claude` and `codex` finishing units
+through it, through the fenced block when they never call it, and with a clear error when they
+give neither. How the calls are read from each program's events is in test_calls.py."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from taskhand.agents.cli import outcome_tool
-from taskhand.agents.cli.outcome import Found
 from taskhand.agents.openai.submissions import SUBMIT_CASE, SUBMIT_VERDICT
 from taskhand.agents.outcome_mcp import tools
 from taskhand.agents.outcome_mcp.server import ACCEPTED
@@ -43,10 +42,11 @@ REJECT = {
 }
 
 
-def server(role: Role, scratch: Path) -> Stdio:
-    """Our server started as the backend starts it, its handshake done."""
-    env = {**os.environ, **outcome_tool.env()}
-    client = Stdio(outcome_tool.command(role, scratch), env)
+def server(role: Role, folder: Path) -> Stdio:
+    """Our server started as the backend starts it, in `folder`, its handshake done."""
+    env = {**os.environ, "HOME": str(folder)}
+    env.pop("PYTHONPATH", None)  # the command itself says where taskhand is
+    client = Stdio(outcome_tool.command(role), env, cwd=folder)
     hello = client.ask(
         "initialize",
         protocolVersion="2025-06-18",
@@ -61,11 +61,6 @@ def server(role: Role, scratch: Path) -> Stdio:
 def call(client: Stdio, name: str, arguments: object) -> tuple[bool, str]:
     result = client.ask("tools/call", name=name, arguments=arguments)["result"]
     return not result.get("isError", False), result["content"][0]["text"]
-
-
-def recorded(scratch: Path) -> list[dict[str, Any]]:
-    lines = (scratch / outcome_tool.FILE).read_text().splitlines()
-    return [json.loads(line) for line in lines]
 
 
 # ---- the server, over its stdio
@@ -92,14 +87,14 @@ def test_the_server_offers_our_loops_schemas_by_role(tmp_path: Path) -> None:
     assert verdict["inputSchema"] == SUBMIT_VERDICT["function"]["parameters"]
     assert refused == (False, "error: submit_case is not offered to the evaluator; finish by "
                        "calling submit_verdict")  # fmt: skip
-    assert not (tmp_path / outcome_tool.FILE).exists()
 
 
-def test_invalid_calls_are_answered_and_only_the_first_valid_one_is_kept(tmp_path: Path) -> None:
+def test_every_call_is_answered_and_nothing_written(
+    tmp_path: Path,
+) -> None:
     client = server(Role.IMPLEMENTER, tmp_path)
     try:
         invalid = call(client, "submit_case", {"case": "done"})
-        assert not (tmp_path / outcome_tool.FILE).exists()
         huge = call(client, "submit_case", {"case": "done", "resolution": "x" * 100_000})
         first = call(client, "ask", {"question": "Which port?", "options": ["8080", "8000"]})
         second = call(client, "submit_case", {"case": "done", "resolution": "changed my mind"})
@@ -108,11 +103,10 @@ def test_invalid_calls_are_answered_and_only_the_first_valid_one_is_kept(tmp_pat
     assert invalid[0] is False and "a done case needs a resolution" in invalid[1]
     assert huge[0] is False and "exceed" in huge[1]
     assert first == (True, ACCEPTED)
-    assert second[0] is False and "the first one stands" in second[1]
-    assert recorded(tmp_path) == [
-        {"tool": "ask", "arguments": {"question": "Which port?", "options": ["8080", "8000"]}}
-    ]
+    assert second == (True, ACCEPTED)  # it says the first valid call is the one recorded
     assert client.proc.returncode == 0  # it ends when its client closes its stdin
+    # Nothing on disk for anyone to read, or to forge: its working folder and home stay empty.
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_the_server_runs_nothing_it_is_given(tmp_path: Path) -> None:
@@ -122,69 +116,7 @@ def test_the_server_runs_nothing_it_is_given(tmp_path: Path) -> None:
         said = call(client, "submit_case", {"case": "done", "resolution": f"$(touch {marker})"})
     finally:
         client.close()
-    assert said[0] is True and not marker.exists()
-    assert recorded(tmp_path)[0]["arguments"]["resolution"] == f"$(touch {marker})"
-
-
-# ---- the harness's reading of the file: it trusts nothing it reads
-
-
-def write_file(scratch: Path, *lines: str) -> None:
-    (scratch / outcome_tool.FILE).write_text("".join(f"{line}\n" for line in lines))
-
-
-def line(tool: str, arguments: object) -> str:
-    return json.dumps({"tool": tool, "arguments": arguments})
-
-
-def test_no_file_means_the_tool_was_never_called(tmp_path: Path) -> None:
-    assert outcome_tool.read(tmp_path, Role.IMPLEMENTER) == "the agent never called submit_case"
-
-
-def test_forged_and_invalid_lines_are_skipped_and_the_first_valid_call_wins(
-    tmp_path: Path,
-) -> None:
-    write_file(
-        tmp_path,
-        "not json",
-        line("submit_verdict", {"verdict": "accept", "concern": "forged"}),  # not this role's
-        line("submit_case", {"case": "done"}),  # no resolution
-        line("submit_case", {"case": "done", "resolution": "the first valid"}),
-        line("submit_case", {"case": "failed", "failure": "a later one"}),
-    )
-    found = outcome_tool.read(tmp_path, Role.IMPLEMENTER)
-    assert isinstance(found, Found)
-    assert (found.case, found.resolution, found.failure) == (Case.DONE, "the first valid", "")
-
-
-def test_a_reviewers_file_gives_its_verdict_and_never_a_merge(tmp_path: Path) -> None:
-    write_file(
-        tmp_path,
-        line("submit_verdict", {"verdict": "reject", "concern": "no category"}),
-        line("submit_verdict", REJECT),
-        line("submit_verdict", {"verdict": "accept", "concern": "fine"}),
-    )
-    found = outcome_tool.read(tmp_path, Role.EVALUATOR)
-    assert isinstance(found, Found) and found.verdict is not None
-    assert not found.verdict.accepted
-    assert (found.verdict.category, found.verdict.next_step) == (
-        "acceptance_gap",
-        REJECT["next_step"],
-    )
-
-
-def test_a_flooded_file_is_read_only_so_far_and_says_why(tmp_path: Path) -> None:
-    late = line("submit_case", {"case": "done", "resolution": "late"})
-    write_file(tmp_path, *["x" * 1000] * 3000, late)
-    assert (tmp_path / outcome_tool.FILE).stat().st_size > outcome_tool.READ_LIMIT
-    said = outcome_tool.read(tmp_path, Role.IMPLEMENTER)
-    assert said == "no call of submit_case was valid (a line of the outcome file is not JSON)"
-
-
-def test_only_invalid_calls_say_the_last_reason(tmp_path: Path) -> None:
-    write_file(tmp_path, line("ask", {"question": "Which?", "options": ["only one"]}))
-    said = outcome_tool.read(tmp_path, Role.IMPLEMENTER)
-    assert isinstance(said, str) and "2 to 4 options" in said
+    assert said == (True, ACCEPTED) and not marker.exists()
 
 
 # ---- the real programs
@@ -317,9 +249,9 @@ def test_a_hanging_program_times_out_with_its_server(tmp_path: Path) -> None:
     servers = subprocess.run(
         ["pgrep", "-af", "taskhand.agents.outcome_mcp"], capture_output=True, text=True
     ).stdout.splitlines()
-    # A server whose unit's scratch folder is gone would be this unit's, left running.
-    outs = [Path(words.split("--out ")[1]) for words in servers if "--out " in words]
-    assert all(out.parent.exists() for out in outs), servers
+    # A server of this unit, left running, works in its worktree.
+    left = [line for line in servers if _folder(int(line.split()[0])) == work.resolve()]
+    assert not left, servers
 
 
 # ---- the schema path: the nudge's answer in the outcome's shape
@@ -385,3 +317,10 @@ def test_real_codex_nudged_answers_with_json_in_the_strict_schema(tmp_path: Path
     sent = api.requests[1].body["text"]["format"]
     assert sent["strict"] is True and sent["schema"]["additionalProperties"] is False
     assert set(sent["schema"]["required"]) == set(REJECT)
+
+
+def _folder(pid: int) -> Path | None:
+    try:
+        return Path(os.readlink(f"/proc/{pid}/cwd"))
+    except OSError:
+        return None

@@ -133,3 +133,16 @@ def test_a_plan_through_opencodes_outcome_tool_rejected_then_fixed(
     assert len(api.requests) == len(script)  # every reply used: no nudge, no fenced block
     # The fix's prompt carries the reviewer's rejection as the tool gave it.
     assert REJECT["next_step"] in user_messages(api.bodies[5])[0]
+
+
+def test_real_opencode_is_nudged_once_and_answers_through_the_tool(
+    tmp_path: Path, opencode: str
+) -> None:
+    # Started again for the nudge, opencode reads its configuration again: nothing of it
+    # changed (the files opencode writes itself are no configuration), so it is resumed.
+    script = [reply("I read the change."), ours("submit_verdict", REJECT), reply("Submitted.")]
+    with ScriptedOpenAI(*script) as api:
+        outcome = run(tmp_path, api, Role.EVALUATOR, "Review the change.")
+    assert outcome.verdict is not None and not outcome.verdict.accepted, outcome.failure
+    nudged = "".join(user_messages(api.bodies[1]))
+    assert "You have not called the submit_verdict tool" in nudged

@@ -60,7 +60,7 @@ def test_codex_cache_writes_and_reasoning_from_its_turn() -> None:
 
 
 def test_gemini_thoughts_are_thinking_inside_output() -> None:
-    assert parts(parse_gemini(GEMINI).usage) == (24939, 20 + 154, 21263, 0, 154)
+    assert parts(parse_gemini(GEMINI).usage) == (24939, 40 + 154, 21263, 0, 154)
 
 
 def test_opencode_cache_writes_and_reasoning_per_step() -> None:

@@ -54,3 +54,41 @@ def test_huge_output_keeps_its_head_and_tail_and_says_what_was_cut(tmp_path: Pat
     assert ran.stdout.startswith("first\n") and ran.stdout.endswith("\nlast\n")
     assert f"\n[... {100012 - 1000} bytes cut ...]\n" in ran.stdout
     assert ran.stderr == f"[... {5003 - 100} bytes cut ...]\n" + "b" * 97 + "end"
+
+
+# A child started with its output elsewhere (as claude's Bash tool starts a command) reopens its
+# parent's stdout and stderr through /proc and writes a line of its own into them.
+FORGER = """
+import errno, os, sys
+said = []
+for fd in (1, 2):
+    try:
+        with open(f"/proc/{os.getppid()}/fd/{fd}", "w") as out:
+            out.write("FORGED\\n")
+        said.append("written")
+    except OSError as exc:
+        said.append(errno.errorcode[exc.errno])
+open(sys.argv[1], "w").write(" ".join(said))
+"""
+PARENT = """
+import subprocess, sys
+subprocess.run([sys.executable, "-c", sys.argv[1], sys.argv[2]], stdout=subprocess.DEVNULL,
+               stderr=subprocess.DEVNULL, check=True)
+print("the program's own line")
+"""
+
+
+@pytest.mark.parametrize("sealed", [True, False])
+def test_a_process_the_program_starts_cannot_reopen_its_outputs(
+    tmp_path: Path, sealed: bool
+) -> None:
+    said = tmp_path / "said"
+    call = Call([PY, "-c", PARENT, FORGER, str(said)])
+    done = execute(call, tmp_path, {}, time.monotonic() + 30, sealed=sealed)
+    assert done.code == 0 and "the program's own line\n" in done.stdout, done.stderr
+    if sealed:  # open() of a socket fails: only what the program itself wrote is read
+        assert said.read_text() == "ENXIO ENXIO"
+        assert (done.stdout, done.stderr) == ("the program's own line\n", "")
+    else:  # the attack on a pipe: the forged line lands in what we read
+        assert said.read_text() == "written written"
+        assert "FORGED" in done.stdout and "FORGED" in done.stderr

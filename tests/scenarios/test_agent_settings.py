@@ -4,7 +4,9 @@ hooks could hand in a verdict of their own) and hooks in Claude Code's home (whi
 unit, and your own sessions, would load). Neither reaches another unit.
 
 The first test shows the attack is real: a hook in a folder's settings runs in a reviewer
-started there. The program comes from `.npm-agents`; without it these skip.
+started there with Claude Code's own setting sources, and not with taskhand's (none of the
+files a unit can write; test_outcome_channel.py has the attack that needs it). The program
+comes from `.npm-agents`; without it these skip.
 """
 
 from __future__ import annotations
@@ -71,16 +73,42 @@ def submit(name: str, arguments: dict[str, object]) -> list[anthropic.Turn]:
     return [anthropic.Turn(tools=[(name, arguments)]), anthropic.Turn(text="Submitted.")]
 
 
+@pytest.mark.parametrize("sources", ["user,project,local", None])
 def test_a_hook_in_a_folders_claude_settings_runs_in_a_reviewer_started_there(
-    tmp_path: Path,
+    tmp_path: Path, sources: str | None
 ) -> None:
     work = repo(tmp_path)
     (work / ".claude").mkdir()
     (work / ".claude" / "settings.json").write_text(hooks("PLANTED-HOOK-RAN"))
     with anthropic.ScriptedAnthropic([anthropic.Turn(text=ACCEPT)]) as api:
-        outcome = claude_agent(tmp_path, api).run(unit(work, role=Role.EVALUATOR))
+        agent = claude_agent(tmp_path, api)
+        agent.extra = ["--setting-sources", sources] if sources else []
+        outcome = agent.run(unit(work, role=Role.EVALUATOR))
     assert outcome.case is Case.DONE
-    assert heard(api, "PLANTED-HOOK-RAN") == 1  # what the gate below keeps from every reviewer
+    # Claude Code's own sources: it runs (what the gate below keeps from every reviewer);
+    # taskhand's: no file of the folder is read.
+    assert heard(api, "PLANTED-HOOK-RAN") == (1 if sources else 0)
+
+
+def test_your_own_claude_md_and_settings_still_reach_a_unit(tmp_path: Path) -> None:
+    # Claude runs with --setting-sources "": your settings come as taskhand's copy, and your
+    # CLAUDE.md is added to the system prompt.
+    work = repo(tmp_path)
+    own = tmp_path / "home" / ".claude"
+    own.mkdir(parents=True)
+    (own / "CLAUDE.md").write_text("YOUR-OWN-MEMORY: answer tersely.\n")
+    (own / "settings.json").write_text(json.dumps({"env": {"YOUR_OWN_SETTING": "applied"}}))
+    script = [
+        anthropic.Turn(tools=[("Bash", {"command": "echo setting=$YOUR_OWN_SETTING"})]),
+        anthropic.Turn(text=ACCEPT),
+    ]
+    with anthropic.ScriptedAnthropic(script) as api:
+        outcome = claude_agent(tmp_path, api).run(unit(work, role=Role.EVALUATOR))
+    assert outcome.case is Case.DONE, outcome.failure
+    first = api.main_requests()[0].body
+    assert "YOUR-OWN-MEMORY: answer tersely." in json.dumps(first["system"])
+    assert "setting=applied" in json.dumps(api.main_requests()[1].body["messages"])
+    assert "YOUR-OWN-MEMORY" not in json.dumps(outcome.transcript)  # a file, not an argument
 
 
 def test_a_candidate_carrying_claude_settings_never_reaches_its_reviewer(

@@ -9,6 +9,7 @@ import contextlib
 import os
 import selectors
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -23,6 +24,7 @@ from taskhand.host.interrupts import signal_group
 from taskhand.text import cut_between
 
 OUTPUT_LIMIT = 16 * 1024 * 1024  # an agent's stdout kept; the first MiB and the rest from the end
+OUTPUT_HEAD = 1024 * 1024  # of which the head
 STDERR_LIMIT = 64 * 1024  # an agent's stderr kept, from the end
 GRACE_SECONDS = 3.0  # between SIGTERM and SIGKILL of a timed-out agent
 # After the main process is gone the pipes only wait on killed processes, or on ones that left
@@ -58,17 +60,18 @@ def run_group(
     stderr: Capture | None = None,
     stdin: str | None = None,
     grace: float = GRACE_SECONDS,
+    sealed: bool = False,
 ) -> Ran:
     """Run `argv` in a new process group until it exits or `deadline` (time.monotonic) passes.
 
     `env`, when given, is the child's whole environment. Without a `stderr` capture, stderr
     joins stdout. `stdin` is written to the program (None: it reads /dev/null). Whatever the
     program started is killed when it ends, so nothing outlives it; a `Confined` argv (see
-    host.launcher) runs under its limits, and `limit` says which one stopped it. OSError when
-    it cannot start.
+    host.launcher) runs under its limits, and `limit` says which one stopped it. `sealed`: its
+    outputs are sockets (`sealed_channel`), not pipes. OSError when it cannot start.
     """
     with launcher.launch(argv) as launch:
-        return _run(argv, launch, cwd, env, deadline, stdout, stderr, stdin, grace)
+        return _run(argv, launch, cwd, env, deadline, stdout, stderr, stdin, grace, sealed)
 
 
 def _run(
@@ -81,18 +84,32 @@ def _run(
     stderr: Capture | None,
     stdin: str | None,
     grace: float,
+    sealed: bool,
 ) -> Ran:
-    proc = subprocess.Popen(
-        launch.argv if launch is not None else list(argv),
-        cwd=cwd,
-        env=launch.env(env) if launch is not None else (dict(env) if env is not None else None),
-        stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT if stderr is None else subprocess.PIPE,
-        start_new_session=True,
-    )
+    channels = [sealed_channel() for _ in range(1 if stderr is None else 2)] if sealed else []
+    ours, theirs = [fd for fd, _ in channels], [fd for _, fd in channels]
+    outputs: list[int] = theirs or [subprocess.PIPE, subprocess.PIPE]
+    try:
+        proc = subprocess.Popen(
+            launch.argv if launch is not None else list(argv),
+            cwd=cwd,
+            env=launch.env(env) if launch is not None else (dict(env) if env is not None else None),
+            stdin=subprocess.DEVNULL if stdin is None else subprocess.PIPE,
+            stdout=outputs[0],
+            stderr=subprocess.STDOUT if stderr is None else outputs[-1],
+            start_new_session=True,
+        )
+    except OSError:
+        for fd in ours:
+            os.close(fd)
+        raise
+    finally:
+        for fd in theirs:  # the child holds them now; ours would keep them from ending
+            os.close(fd)
+    readers: list[IO[bytes] | None] = [os.fdopen(fd, "rb", buffering=0) for fd in ours]
+    readers = readers or [proc.stdout, proc.stderr]
     pipes: dict[int, tuple[IO[bytes], Capture]] = {}
-    for pipe, capture in ((proc.stdout, stdout), (proc.stderr, stderr)):
+    for pipe, capture in zip(readers, (stdout, stderr), strict=False):
         if pipe is not None and capture is not None:
             os.set_blocking(pipe.fileno(), False)
             pipes[pipe.fileno()] = (pipe, capture)
@@ -112,6 +129,18 @@ def _run(
             limit = launch.finish(proc.returncode)
     err = stderr.text() if stderr else ""
     return Ran(proc.returncode, stdout.text(), err, timed_out and not limit, proc.pid, limit)
+
+
+def sealed_channel() -> tuple[int, int]:
+    """A channel between us and a child, used one way as a pipe is, but a Unix socket pair:
+    (the end that reads, the end that writes). A pipe can be opened again through
+    /proc/<pid>/fd/N by any process of the same user, which could then write into what we
+    read; open() on a socket fails (ENXIO), so only the processes that inherited an end can
+    use it."""
+    # The other direction is left open, not shut down: asyncio (and others) take a write end
+    # that reads an end-of-file for a reader gone, and stop writing.
+    reader, writer = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    return reader.detach(), writer.detach()
 
 
 def _feed(pipe: IO[bytes], text: str | None) -> None:
@@ -291,19 +320,29 @@ class Finished:
 
 
 def execute(
-    call: Call, cwd: Path, env: Mapping[str, str], deadline: float, limit: int = OUTPUT_LIMIT
+    call: Call,
+    cwd: Path,
+    env: Mapping[str, str],
+    deadline: float,
+    limit: int = OUTPUT_LIMIT,
+    *,
+    stdout: Capture | None = None,
+    sealed: bool = True,
 ) -> Finished:
     """Run an agent's program for `call`: stdout kept up to `limit` (its first MiB and the
-    rest from the end), stderr's last 64 KiB."""
+    rest from the end) or by the `stdout` capture given, stderr's last 64 KiB. Both reach us
+    through sealed channels (`sealed_channel`) unless `sealed` is False: what the program's
+    own processes cannot reopen is what its outcome may be read from."""
     try:
         ran = run_group(
             call.argv,
             cwd,
             env,
             deadline,
-            stdout=Capture(limit, head=min(limit // 2, 1 << 20)),
+            stdout=Capture(limit, min(limit // 2, OUTPUT_HEAD)) if stdout is None else stdout,
             stderr=Capture(STDERR_LIMIT, head=0),
             stdin=call.stdin,
+            sealed=sealed,
         )
     except OSError as exc:
         return Finished(None, "", "", error=f"{call.argv[0]} could not start: {exc}")

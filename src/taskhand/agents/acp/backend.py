@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, cast
@@ -39,6 +40,7 @@ from taskhand.agents.cli.presets import variables_for
 from taskhand.host import interrupts, launcher, view
 from taskhand.host.allowlist import agent_env
 from taskhand.host.interrupts import signal_group
+from taskhand.host.process import sealed_channel
 from taskhand.host.sandbox import confine
 from taskhand.host.secrets import Redactor
 from taskhand.unit import Case, Outcome, Unit, Usage
@@ -105,29 +107,42 @@ class _Session:
             return await self.session(launch)
 
     async def session(self, launch: launcher.Launch) -> Outcome:
+        # The JSON-RPC both ways over sealed channels: no process the agent starts can reopen
+        # them through /proc and speak to either side in the agent's name (host/process.py).
+        agent_in, our_in = sealed_channel()
+        our_out, agent_out = sealed_channel()
         try:
             proc = await asyncio.create_subprocess_exec(
                 *launch.argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
+                stdin=agent_in,
+                stdout=agent_out,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=self.client.root,
                 env=launch.env({**self.agent.env, **self.unit.env}),
                 start_new_session=True,
-                limit=LINE_LIMIT,
             )
         except OSError as exc:
+            for fd in (our_in, our_out):
+                os.close(fd)
             return self.end(Case.ERROR, failure=f"{self.agent.argv[0]} could not start: {exc}")
+        finally:
+            for fd in (agent_in, agent_out):
+                os.close(fd)
         launch.started(proc.pid)
         interrupts.track(proc.pid)  # a signal that stops the run kills the agent's group too
-        assert proc.stdin and proc.stdout and proc.stderr
+        assert proc.stderr
+        # Each end a stream of its own; the half we do not use is closed with the other.
+        stdout, unused = await asyncio.open_unix_connection(
+            sock=socket.socket(fileno=our_out), limit=LINE_LIMIT
+        )
+        _, stdin = await asyncio.open_unix_connection(sock=socket.socket(fileno=our_in))
         messages = asyncio.StreamReader(limit=LINE_LIMIT)
         readers = [
-            asyncio.create_task(self.pump(proc.stdout, messages)),
+            asyncio.create_task(self.pump(stdout, messages)),
             asyncio.create_task(self.drain(proc.stderr)),
         ]
         # Our own Client: the SDK dispatches to its methods and answers the rest itself.
-        conn = connect_to_agent(cast(Client, self.client), proc.stdin, messages)
+        conn = connect_to_agent(cast(Client, self.client), stdin, messages)
         work = asyncio.create_task(self.converse(conn))
         guard = asyncio.create_task(_guard(launch))
         done: set[asyncio.Task[Any]] = set()
@@ -139,7 +154,8 @@ class _Session:
                 await self.cancel(conn, work)
         finally:
             guard.cancel()
-            await self.stop(proc, readers, graceful=work in done)
+            await self.stop(proc, stdin, readers, graceful=work in done)
+            unused.close()
             await conn.close()
             interrupts.release(proc.pid)
         limit = launch.finish(proc.returncode)
@@ -242,13 +258,16 @@ class _Session:
             await work
 
     async def stop(
-        self, proc: asyncio.subprocess.Process, readers: list[asyncio.Task[None]], graceful: bool
+        self,
+        proc: asyncio.subprocess.Process,
+        stdin: asyncio.StreamWriter,
+        readers: list[asyncio.Task[None]],
+        graceful: bool,
     ) -> None:
         """End the agent: stdin closed, then SIGTERM, then SIGKILL, always to the whole group."""
-        assert proc.stdin
         with contextlib.suppress(Exception):
-            proc.stdin.close()
-            await proc.stdin.wait_closed()
+            stdin.close()
+            await stdin.wait_closed()
         for signum in (None, signal.SIGTERM, signal.SIGKILL) if graceful else (signal.SIGTERM,):
             if signum is not None:
                 signal_group(proc.pid, signum)

@@ -15,8 +15,9 @@ from pathlib import Path
 
 from taskhand.agents import prices as price_list
 from taskhand.agents.base import AgentError
-from taskhand.agents.cli import agent_home, mcp, outcome_tool
-from taskhand.agents.cli.outcome import Found, outcome, parse_outcome
+from taskhand.agents.cli import agent_home, config_guard, mcp, outcome_tool
+from taskhand.agents.cli.calls import READERS, Calls, Stream
+from taskhand.agents.cli.outcome import Found, outcome, parse_outcome, read_block
 from taskhand.agents.cli.output import Report
 from taskhand.agents.cli.presets import COMMAND_ENV, NAMES, PRESETS, Context, split_template
 from taskhand.host import view
@@ -98,10 +99,15 @@ class CliAgent:
 
     def run(self, unit: Unit) -> Outcome:
         deadline = time.monotonic() + unit.timeout_seconds
-        with tempfile.TemporaryDirectory(prefix="taskhand-cli-") as scratch:
-            home = agent_home.make(self.name, Path(scratch), self.user_home)
+        with tempfile.TemporaryDirectory(prefix="taskhand-cli-") as folder:
+            # The scratch folder the program writes (its home among it), and beside it one of
+            # taskhand's own files for it, which the sandbox shows read-only.
+            scratch, fixed = Path(folder) / "scratch", Path(folder) / "fixed"
+            scratch.mkdir(mode=0o700)
+            fixed.mkdir(mode=0o700)
+            home = agent_home.make(self.name, scratch, self.user_home)
             try:
-                done = self._run(unit, Path(scratch), home, deadline)
+                done = self._run(unit, scratch, fixed, home, deadline)
             finally:
                 notes = agent_home.keep_login(home) if home is not None else []
             for note in notes:
@@ -109,10 +115,15 @@ class CliAgent:
             return done
 
     def _run(
-        self, unit: Unit, scratch: Path, home: agent_home.Made | None, deadline: float
+        self,
+        unit: Unit,
+        scratch: Path,
+        fixed: Path,
+        home: agent_home.Made | None,
+        deadline: float,
     ) -> Outcome:
         model = unit.model or self.model
-        context = Context(self.program, unit, scratch, self.env, model, self.extra)
+        context = Context(self.program, unit, scratch, self.env, model, self.extra, fixed=fixed)
         context.home = home.env if home else {}
         context.template = self.template
         context.prices = self.prices
@@ -126,41 +137,57 @@ class CliAgent:
             except LookupError as exc:
                 return Outcome(Case.ERROR, failure=str(exc), transcript=transcript)
         if self.name in outcome_tool.PRESETS:
-            context.outcome = outcome_tool.command(unit.role, context.scratch)
-        report, failure = self._attempt(context, unit.prompt, None, deadline, transcript)
+            context.outcome = outcome_tool.command(unit.role)
+        configured = config_guard.seen(self.name, context.home, unit.worktree)
+        report, calls, failure = self._attempt(context, unit.prompt, None, deadline, transcript)
         if failure:
             return self._end(Case.ERROR, report, transcript, context, failure=failure)
-        found = self._found(context, report, transcript)
+        found = self._found(context, report, calls, transcript)
         if isinstance(found, str) and self.preset.resumable and report.session:
+            # Started again, the program reads its configuration again: not one that the
+            # unit's processes rewrote (a model of their own, a plugin printing events).
+            now = config_guard.seen(self.name, context.home, unit.worktree)
+            moved = config_guard.changed(configured, now)
+            if moved:
+                failure = (
+                    f"{found}; not nudged, since the unit's processes changed {self.name}'s "
+                    f"configuration: {', '.join(moved[:5])}"
+                )
+                return self._end(Case.ERROR, report, transcript, context, failure=failure)
             first, asked = report, nudge(unit.role)
             if context.outcome:
                 asked = outcome_tool.nudge(unit.role, asked)
-            report, failure = self._attempt(context, asked, first, deadline, transcript)
+            report, calls, failure = self._attempt(context, asked, first, deadline, transcript)
             if not self.preset.totals:
                 report.usage = first.usage + report.usage
                 report.priced = first.priced and report.priced
             if failure:
                 return self._end(Case.ERROR, report, transcript, context, failure=failure)
-            found = self._found(context, report, transcript)
+            found = self._found(context, report, calls, transcript)
         if isinstance(found, str):
             return self._end(Case.ERROR, report, transcript, context, failure=found)
         return self._end(found.case, report, transcript, context, found=found)
 
     def _found(
-        self, context: Context, report: Report, transcript: list[dict[str, object]]
+        self,
+        context: Context,
+        report: Report,
+        calls: Calls | None,
+        transcript: list[dict[str, object]],
     ) -> Found | str:
-        """The outcome: the first valid outcome-tool call, else the final message's block
-        (never a verdict read into prose: the block must be there); why neither otherwise."""
+        """The outcome: the first valid outcome-tool call in the program's own event stream,
+        else the block its final message ends with (never a verdict read into prose: the
+        block must be there); why neither otherwise. Nothing else is read: no file, and no
+        tool's output (the final message is the program's own field for the model's text)."""
         role = context.unit.role
-        if not context.outcome:
+        if calls is None:
             return parse_outcome(report.text, role)
-        called = outcome_tool.read(context.scratch, role)
-        if isinstance(called, Found):
+        if calls.block is not None:
             note = f"the outcome came through the {outcome_tool.SERVER} MCP server's tool"
             context.unit.record(transcript, {"role": "note", "content": note})
-            return called
+            return read_block(calls.block, role)
         written = parse_outcome(report.text, role)
-        return written if isinstance(written, Found) else f"{called}, and {written}"
+        return written if isinstance(written, Found) else f"{calls.missing()}, and {written}"
 
     def _attempt(
         self,
@@ -169,12 +196,14 @@ class CliAgent:
         resume: Report | None,
         deadline: float,
         transcript: list[dict[str, object]],
-    ) -> tuple[Report, str]:
-        """Run the program once: its report, and why the unit broke ("" when it did not)."""
+    ) -> tuple[Report, Calls | None, str]:
+        """Run the program once: its report, the outcome calls its events record (None for a
+        program without the outcome tools), and why the unit broke ("" when it did not)."""
         call = self.preset.call(context, prompt, resume)
-        # The program runs in the unit's sandbox; its scratch folder (answer files) is its own.
+        # The program runs in the unit's sandbox; its scratch folder (answer files) is its own,
+        # taskhand's files for it (settings, servers, policies) it may only read.
         unit = context.unit
-        readable = [Path(self.program), *self.program_files]
+        readable = [Path(self.program), *self.program_files, context.own]
         if context.outcome:  # the outcome server is our own Python, wherever it is installed
             readable.append(outcome_tool.package_root())
         sandbox = unit.sandbox.with_readable(readable)
@@ -183,14 +212,26 @@ class CliAgent:
             writable.append(unit.browser.shots)
         confined = Call(confine(sandbox, call.argv, writable, unit.worktree), call.stdin, call.env)
         env = {**self.env, **unit.env, **context.home, **call.env}
-        run = execute(confined, context.unit.worktree, env, deadline, self.output_limit)
+        calls = Calls(unit.role, READERS[self.name]) if context.outcome else None
+        stream = Stream(self.output_limit, calls) if calls else None
+        run = execute(
+            confined,
+            unit.worktree,
+            env,
+            deadline,
+            self.output_limit,
+            stdout=stream,
+            sealed=self.preset.sealed,
+        )
+        if stream is not None:
+            stream.end()
         unit.record(
             transcript, {"role": "agent", "argv": _shown(call, prompt), "exit_code": run.code}
         )
         if run.error:
-            return Report(), run.error
+            return Report(), calls, run.error
         if run.limit:
-            return Report(), f"{self.name} was stopped: {run.limit}"
+            return Report(), calls, f"{self.name} was stopped: {run.limit}"
         try:
             # A program that failed may print its report on stderr alone (gemini does).
             printed = run.stdout if run.stdout.strip() or not run.code else run.stderr
@@ -200,12 +241,12 @@ class CliAgent:
         unit.record(transcript, *(_clip(event) for event in report.events))
         tail = run.stderr.strip()[-STDERR_TAIL:] or run.stdout.strip()[-STDERR_TAIL:]
         if run.timed_out:
-            return report, f"timed out after {context.unit.timeout_seconds:g} s"
+            return report, calls, f"timed out after {context.unit.timeout_seconds:g} s"
         if report.error:
-            return report, f"{self.name} failed: {report.error}"
+            return report, calls, f"{self.name} failed: {report.error}"
         if run.code != 0:
-            return report, f"{self.name} exited {run.code}: {tail or '(no output)'}"
-        return report, unreadable
+            return report, calls, f"{self.name} exited {run.code}: {tail or '(no output)'}"
+        return report, calls, unreadable
 
     def _end(
         self,

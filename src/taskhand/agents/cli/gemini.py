@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from taskhand.agents.cli.outcome_tool import SERVER as OUTCOME_SERVER
-from taskhand.agents.cli.outcome_tool import Server
 
 HOME = "GEMINI_CLI_HOME"  # where gemini keeps settings, sessions, .env and trust decisions
 # Always named with -m: without a model gemini first asks a router model which one to use,
@@ -46,22 +45,15 @@ def auth_type(env: Mapping[str, str], signed_in: bool = False) -> str:
 
 
 def settings(
-    env: Mapping[str, str], outcome: Server | None = None, signed_in: bool = False
+    env: Mapping[str, str], outcome: list[str] | None = None, signed_in: bool = False
 ) -> dict[str, Any]:
-    """The user settings taskhand gives gemini for one unit; with `outcome` (the command and
-    environment of our outcome tools' server), that server, trusted: its calls need no
-    confirmation, which headless gemini could not ask for."""
+    """The user settings taskhand gives gemini for one unit; with `outcome` (the command of our
+    outcome tools' server), that server, trusted: its calls need no confirmation, which
+    headless gemini could not ask for."""
     declared: dict[str, Any] = {}
-    if outcome is not None:
-        argv, variables = outcome
-        declared["mcpServers"] = {
-            OUTCOME_SERVER: {
-                "command": argv[0],
-                "args": argv[1:],
-                "env": dict(variables),
-                "trust": True,
-            }
-        }
+    if outcome:
+        server = {"command": outcome[0], "args": outcome[1:], "trust": True}
+        declared["mcpServers"] = {OUTCOME_SERVER: server}
     return {
         **declared,
         "security": {"auth": {"selectedType": auth_type(env, signed_in)}},
@@ -79,11 +71,11 @@ def settings(
 READER_DENIED = ("write_file", "replace", "save_memory", "invoke_agent", "exit_plan_mode")
 
 
-def reviewer_policy(scratch: Path) -> Path:
+def reviewer_policy(folder: Path) -> Path:
     """A policy file (`--policy`) that takes the writing tools away from a reader, in yolo mode
     (every other tool runs without asking). Plan mode would keep its shell from it too, and an
     `allow` rule for the shell there still asks for a confirmation headless gemini refuses."""
-    path = scratch / "gemini-reviewer-policy.toml"
+    path = folder / "gemini-reviewer-policy.toml"
     rules = "\n".join(
         f'[[rule]]\ntoolName = "{tool}"\ndecision = "deny"\npriority = 900\n'
         for tool in READER_DENIED
@@ -92,10 +84,10 @@ def reviewer_policy(scratch: Path) -> Path:
     return path
 
 
-def outcome_policy(scratch: Path) -> Path:
+def outcome_policy(folder: Path) -> Path:
     """A policy file (`--policy`) that allows our outcome tools, and no other, in every approval
     mode: yolo allows them already, but plan mode denies every tool no rule names."""
-    path = scratch / "gemini-outcome-policy.toml"
+    path = folder / "gemini-outcome-policy.toml"
     # With mcpName given, gemini reads toolName as the server's own name of the tool ("*": all
     # of them), and matches `mcp_taskhand_<tool>`.
     rule = f'[[rule]]\nmcpName = "{OUTCOME_SERVER}"\ntoolName = "*"\ndecision = "allow"\n'
@@ -109,7 +101,7 @@ def tool_name(tool: str) -> str:
 
 
 def environment(
-    home: Path, env: Mapping[str, str], outcome: Server | None = None
+    home: Path, env: Mapping[str, str], outcome: list[str] | None = None
 ) -> dict[str, str]:
     """Write gemini's settings into `home` (the unit's, in its scratch folder, holding a copy of
     your Google sign-in when you have one: agent_home.py) and return the variables that point

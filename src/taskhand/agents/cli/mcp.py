@@ -67,28 +67,21 @@ def server(unit: Unit, env: Mapping[str, str]) -> list[str] | None:
 
 
 def claude_config(
-    command: list[str] | None,
-    scratch: Path,
-    more: Mapping[str, tuple[list[str], Mapping[str, str]]] | None = None,
+    command: list[str] | None, folder: Path, more: Mapping[str, list[str]] | None = None
 ) -> Path:
-    """The file `--mcp-config` names: the servers claude may use (`--strict-mcp-config`), the
-    browser's (`command`, when the unit has one) and `more`, by name: (command, environment)."""
-    path = scratch / "mcp.json"
+    """The file `--mcp-config` names, written in `folder`: the servers claude may use
+    (`--strict-mcp-config`), the browser's (`command`, when the unit has one) and `more`, each
+    a command by name."""
+    path = folder / "mcp.json"
     servers: dict[str, object] = {}
-    if command:
-        servers[SERVER] = {"type": "stdio", "command": command[0], "args": command[1:]}
-    for name, (argv, env) in (more or {}).items():
-        servers[name] = {"type": "stdio", "command": argv[0], "args": argv[1:], "env": dict(env)}
+    for name, argv in {SERVER: command, **(more or {})}.items():
+        if argv:
+            servers[name] = {"type": "stdio", "command": argv[0], "args": argv[1:]}
     path.write_text(json.dumps({"mcpServers": servers}, indent=2), encoding="utf-8")
     return path
 
 
-def codex_flags(
-    command: list[str],
-    name: str = SERVER,
-    env: Mapping[str, str] | None = None,
-    required: bool = False,
-) -> list[str]:
+def codex_flags(command: list[str], name: str = SERVER, required: bool = False) -> list[str]:
     """`-c` overrides that declare the server to codex, its tools approved in advance (codex
     exec cancels an MCP call that would need a person's approval). A required server is
     waited for before the first turn (else codex may start without its tools)."""
@@ -98,8 +91,6 @@ def codex_flags(
         "default_tools_approval_mode": "approve",
         "startup_timeout_sec": STARTUP_SECONDS,
     }
-    if env:
-        values["env"] = dict(env)
     if required:
         values["required"] = True
     flags = []
@@ -115,14 +106,14 @@ def _toml(value: object) -> str:
     return json.dumps(value)
 
 
-def gemini_files(command: list[str], scratch: Path) -> tuple[Path, Path]:
+def gemini_files(command: list[str], folder: Path) -> tuple[Path, Path]:
     """The settings file (given as GEMINI_CLI_SYSTEM_SETTINGS_PATH) that declares the server,
     and a policy file (`--policy`) that allows its tools in every approval mode, plan included,
-    where gemini would otherwise deny them."""
-    settings = scratch / "gemini-settings.json"
+    where gemini would otherwise deny them; both written in `folder`."""
+    settings = folder / "gemini-settings.json"
     declared = {"command": command[0], "args": command[1:], "trust": True}
     settings.write_text(json.dumps({"mcpServers": {SERVER: declared}}, indent=2), "utf-8")
-    policy = scratch / "gemini-policy.toml"
+    policy = folder / "gemini-policy.toml"
     # With mcpName given, gemini reads toolName as the server's own name of a tool ("*": all).
     policy.write_text(
         f'[[rule]]\nmcpName = "{SERVER}"\ntoolName = "*"\ndecision = "allow"\npriority = 100\n',

@@ -1,6 +1,7 @@
-"""opencode's run: its argv, and the config file taskhand writes for it in the unit's scratch
-folder (never the user's ~/.config/opencode): permissions for the role, no sharing, updates or
-telemetry, and with OPENAI_BASE_URL and a model, an OpenAI-compatible provider of ours for it.
+"""opencode's run: its argv, and the config file taskhand writes for it in the folder of its
+own files for the unit (read-only to the unit; never the user's ~/.config/opencode):
+permissions for the role, no sharing, updates or telemetry, and with OPENAI_BASE_URL and a
+model, an OpenAI-compatible provider of ours for it.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ import json
 from pathlib import Path
 
 from taskhand.agents.cli.outcome_tool import SERVER as OUTCOME_SERVER
-from taskhand.agents.cli.outcome_tool import Server
 from taskhand.agents.cli.output import Report
 from taskhand.host.process import Call
 
@@ -33,28 +33,21 @@ def config(
     writing: bool,
     model: str | None,
     base_url: str,
-    outcome: Server | None = None,
+    outcome: list[str] | None = None,
     instructions: Path | None = None,
 ) -> dict[str, object]:
     """opencode's config for one run: with a base URL and a model, our provider serves it; with
-    `outcome` (the command and environment of our outcome tools' server) that server, and the
-    file of `instructions` that tells the model of its tools (the prompt itself stays as built)."""
+    `outcome` (the command of our outcome tools' server) that server, and the file of
+    `instructions` that tells the model of its tools (the prompt itself stays as built)."""
     settings: dict[str, object] = {
         "autoupdate": False,
         "share": "disabled",
         "experimental": {"openTelemetry": False},  # its only telemetry, opt-in: kept off
         "permission": WRITER if writing else READER,
     }
-    if outcome is not None:
-        argv, variables = outcome
-        settings["mcp"] = {
-            OUTCOME_SERVER: {
-                "type": "local",
-                "command": list(argv),
-                "environment": dict(variables),
-                "enabled": True,
-            }
-        }
+    if outcome:
+        server = {"type": "local", "command": list(outcome), "enabled": True}
+        settings["mcp"] = {OUTCOME_SERVER: server}
     if instructions is not None:
         settings["instructions"] = [str(instructions)]
     if base_url and model:
@@ -83,7 +76,7 @@ def call(
     extra: list[str],
     prompt: str,
     resume: Report | None,
-    outcome: Server | None = None,
+    outcome: list[str] | None = None,
     hint: str = "",
 ) -> Call:
     """`opencode run --format json` with the prompt on stdin: as an argument it reached the

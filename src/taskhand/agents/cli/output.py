@@ -28,12 +28,14 @@ class Report:
 
 
 def parse_claude(stdout: str) -> Report:
-    """`claude -p --output-format json`: one result object. On a resumed session `usage` covers
-    the last run only, while `modelUsage` and `total_cost_usd` cover the whole session. Input
+    """`claude -p --output-format stream-json --verbose`: JSONL events, the last one the result
+    object (`--output-format json` prints it alone). On a resumed session `usage` covers the
+    last run only, while `modelUsage` and `total_cost_usd` cover the whole session. Input
     tokens leave out cache reads and writes (Anthropic's API); thinking is inside output."""
-    data = _last_object(stdout)
-    if data.get("type") != "result":
-        raise ValueError(f"expected a result object, got type {data.get('type')!r}")
+    results = [event for event in _jsonl(stdout) if event.get("type") == "result"]
+    if not results:
+        raise ValueError(f"no result object in {_excerpt(stdout)}")
+    data = results[-1]
     result = data.get("result")
     report = Report(
         text=result if isinstance(result, str) else "", session=_str(data, "session_id")
@@ -110,30 +112,47 @@ def parse_codex(stdout: str) -> Report:
 
 
 def parse_gemini(stdout: str) -> Report:
-    """`gemini --output-format json`: {session_id, response, stats: {models: {name: {tokens}}},
-    error}, the error on stderr. Prompt tokens include the cached ones; thoughts (thinking) are
-    billed as output, so output is candidates plus thoughts. Gemini reports no cache writes."""
-    data = _last_object(stdout)
-    report = Report(text=_str(data, "response"), session=_str(data, "session_id") or "latest")
-    stats = data.get("stats")
+    """`gemini --output-format stream-json`: JSONL events from `init` (the session) to `result`
+    (status, error, and per model its tokens). The final message is the model's text after its
+    last tool call. Input tokens include the cached ones; output counts candidates alone, so
+    the thoughts (billed as output) are what the total holds beyond the two."""
+    report, complaint = Report(session="latest"), ""
+    result: dict[str, Any] | None = None
+    for event in _jsonl(stdout):
+        kind = event.get("type")
+        if kind == "init":
+            report.session = _str(event, "session_id") or report.session
+            report.model = _str(event, "model")
+        elif kind == "message" and event.get("role") == "assistant":
+            report.text += _str(event, "content")
+        elif kind in ("tool_use", "tool_result"):
+            report.text = ""
+        elif kind == "error" and event.get("severity") == "error":
+            complaint = _str(event, "message")
+        elif kind == "result":
+            result = event
+    if result is None:
+        raise ValueError(f"no result event in {_excerpt(stdout)}")
+    stats = result.get("stats")
     models = stats.get("models") if isinstance(stats, dict) else None
-    if isinstance(models, dict):
-        for name, entry in models.items():
-            tokens = entry.get("tokens") if isinstance(entry, dict) else None
-            thoughts = _int(tokens, "thoughts")
-            out = _int(tokens, "candidates") + thoughts
-            report.usage += _usage(_int(tokens, "prompt"), out, _int(tokens, "cached"), 0, thoughts)
-            report.model = report.model or str(name)
-    error = data.get("error")
-    if error:
-        said = _str(error, "message")
-        with contextlib.suppress(ValueError):  # an API error comes as the server's own JSON
-            server = json.loads(said)
+    if isinstance(models, dict) and models:
+        report.model = str(next(iter(models)))
+        for tokens in models.values():
+            prompt, candidates = _int(tokens, "input_tokens"), _int(tokens, "output_tokens")
+            thoughts = max(0, _int(tokens, "total_tokens") - prompt - candidates)
+            report.usage += _usage(
+                prompt, candidates + thoughts, _int(tokens, "cached"), 0, thoughts
+            )
+    if result.get("status") == "error":
+        said = _str(result.get("error"), "message") or complaint or "the run failed"
+        # An API error quotes the server's own JSON: "[API Error: {"error": {"message": ...}}]"
+        with contextlib.suppress(ValueError):
+            server, _ = json.JSONDecoder().raw_decode(said, said.index("{"))
             said = (
                 _str(server.get("error") if isinstance(server, dict) else None, "message") or said
             )
-        report.error = said or json.dumps(error)
-    report.events = [{k: v for k, v in data.items() if k != "response"}]
+        report.error = said
+    report.events = [{k: v for k, v in result.items() if k != "type"}]
     return report
 
 
@@ -201,23 +220,6 @@ def _usage(tokens_in: int, out: int, cached: int, written: int = 0, thinking: in
 
 
 # ---- reading JSON leniently
-
-
-def _last_object(text: str) -> dict[str, Any]:
-    """The JSON object a program printed, or the last one where it printed more than that."""
-    with contextlib.suppress(ValueError):
-        value = json.loads(text)
-        if isinstance(value, dict):
-            return value
-    decoder, found = json.JSONDecoder(), None
-    for match in re.finditer(r"^\{", text, re.M):
-        with contextlib.suppress(ValueError):
-            value, _ = decoder.raw_decode(text, match.start())
-            if isinstance(value, dict):
-                found = value
-    if found is None:
-        raise ValueError(f"no JSON object in {_excerpt(text)}")
-    return found
 
 
 def _jsonl(text: str) -> list[dict[str, Any]]:

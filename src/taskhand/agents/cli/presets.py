@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from taskhand.agents.base import AgentError
-from taskhand.agents.cli import aider, gemini, mcp, opencode, outcome_tool
+from taskhand.agents.cli import aider, claude, gemini, mcp, opencode, outcome_tool
 from taskhand.agents.cli.codex_sandbox import helper_path, sandbox_mode
 from taskhand.agents.cli.output import (
     Report,
@@ -96,6 +96,9 @@ class Context:
     model: str | None
     extra: Sequence[str]
     template: str = ""
+    # taskhand's own files for the program (settings, MCP servers, policies, schemas): a
+    # folder its processes can read and not write (the scratch folder when none is given).
+    fixed: Path | None = None
     outer_sandbox: bool = False  # taskhand runs the program inside a sandbox of its own
     browser: list[str] | None = None  # the unit's browser: the MCP server's command (mcp.py)
     outcome: list[str] | None = None  # the outcome tools' MCP server (outcome_tool.py)
@@ -105,6 +108,11 @@ class Context:
     @property
     def writing(self) -> bool:
         return self.unit.role.writes
+
+    @property
+    def own(self) -> Path:
+        """Where taskhand writes its own files for the program."""
+        return self.fixed or self.scratch
 
 
 @dataclass(frozen=True)
@@ -117,10 +125,15 @@ class Preset:
     resumable: bool = True
     totals: bool = False  # a resumed run reports the whole session's usage, not its own
     env: tuple[tuple[str, str], ...] = ()  # defaults for the program's environment
+    # Its stdout and stderr are sockets no other process can reopen (host/process.py); aider's
+    # are pipes, since it opens /dev/stdout itself (and runs no commands that could forge them).
+    sealed: bool = True
 
 
 def _claude_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
-    argv = [ctx.program, "-p", "--output-format", "json"]
+    # The events, tool calls among them, one a line; the last line is the result.
+    argv = [ctx.program, "-p", "--output-format", "stream-json", "--verbose"]
+    argv += claude.flags(ctx.home, ctx.own)
     browsing = f",{mcp.CLAUDE_TOOLS}" if ctx.browser else ""
     if ctx.outcome:
         browsing += f",mcp__{outcome_tool.SERVER}"
@@ -138,8 +151,8 @@ def _claude_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
             f"--allowedTools={CLAUDE_READ_TOOLS}{browsing}",
         ]
     if ctx.browser or ctx.outcome:  # our servers and no other: none of the user's own
-        ours = {outcome_tool.SERVER: outcome_tool.server(ctx.outcome)} if ctx.outcome else {}
-        config = mcp.claude_config(ctx.browser, ctx.scratch, ours)
+        ours = {outcome_tool.SERVER: ctx.outcome} if ctx.outcome else {}
+        config = mcp.claude_config(ctx.browser, ctx.own, ours)
         argv += ["--mcp-config", str(config), "--strict-mcp-config"]
     if ctx.model:
         argv += ["--model", ctx.model]
@@ -149,7 +162,7 @@ def _claude_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
             argv += ["--json-schema", json.dumps(outcome_tool.schema(ctx.unit.role))]
     else:
         hint = outcome_tool.hint(ctx.unit.role) if ctx.outcome else OUTCOME_HINT
-        argv += ["--append-system-prompt", hint]
+        argv += ["--append-system-prompt", hint, *claude.memory(ctx.home, ctx.own)]
     return Call([*argv, *ctx.extra], stdin=prompt)
 
 
@@ -173,13 +186,13 @@ def _codex_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
     if ctx.browser:
         argv += mcp.codex_flags(ctx.browser)
     if ctx.outcome:
-        argv += mcp.codex_flags(ctx.outcome, outcome_tool.SERVER, outcome_tool.env(), True)
+        argv += mcp.codex_flags(ctx.outcome, outcome_tool.SERVER, required=True)
     argv += ctx.extra
     if resume is not None and ctx.outcome:  # the nudge's answer as JSON in the outcome's shape
-        argv += ["--output-schema", str(outcome_tool.schema_file(ctx.unit.role, ctx.scratch))]
+        argv += ["--output-schema", str(outcome_tool.schema_file(ctx.unit.role, ctx.own))]
     if resume is not None:
         argv += ["resume", resume.session]
-    path = helper_path(ctx.program, ctx.scratch / "codex-path", ctx.env.get("PATH", ""))
+    path = helper_path(ctx.program, ctx.own / "codex-path", ctx.env.get("PATH", ""))
     if ctx.outcome and resume is None:  # codex has no system prompt of ours: the prompt says it
         prompt = f"{prompt}\n\n{outcome_tool.hint(ctx.unit.role)}"
     return Call([*argv, "-"], stdin=prompt, env={"PATH": path})
@@ -187,28 +200,28 @@ def _codex_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
 
 def _gemini_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
     # yolo: no tool asks; a reader's policy takes the writing tools away (gemini.py)
-    argv = [ctx.program, "--output-format", "json", "--skip-trust", "--approval-mode", "yolo"]
+    argv = [ctx.program, "--output-format", "stream-json", "--skip-trust"]
+    argv += ["--approval-mode", "yolo"]
     argv += ["-m", ctx.model or gemini.DEFAULT_MODEL]
     if resume is not None:
         argv += ["--resume", resume.session]
-    ours = outcome_tool.server(ctx.outcome) if ctx.outcome else None
     home = Path(ctx.home.get(gemini.HOME) or ctx.scratch / "gemini-home")
-    env = gemini.environment(home, ctx.env, ours)
+    env = gemini.environment(home, ctx.env, ctx.outcome)
     servers = []
     if ctx.browser:
-        settings, policy = mcp.gemini_files(ctx.browser, ctx.scratch)
+        settings, policy = mcp.gemini_files(ctx.browser, ctx.own)
         servers.append(mcp.SERVER)
         argv += ["--policy", str(policy)]
         env[mcp.GEMINI_SETTINGS] = str(settings)
     if ctx.outcome:
         servers.append(outcome_tool.SERVER)
-        argv += ["--policy", str(gemini.outcome_policy(ctx.scratch))]
+        argv += ["--policy", str(gemini.outcome_policy(ctx.own))]
         if resume is None:  # gemini has no system prompt of ours: the prompt says it
             prompt = f"{prompt}\n\n{outcome_tool.hint(ctx.unit.role)}"
     if servers:  # ours and no other
         argv += ["--allowed-mcp-server-names", ",".join(servers)]
     if not ctx.writing:
-        argv += ["--policy", str(gemini.reviewer_policy(ctx.scratch))]
+        argv += ["--policy", str(gemini.reviewer_policy(ctx.own))]
     # The prompt on stdin, byte for byte (a non-terminal stdin is headless mode): an argument
     # holds at most 128 KiB.
     return Call([*argv, *ctx.extra], stdin=prompt, env=env)
@@ -220,12 +233,12 @@ def _opencode_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
         writing=ctx.writing,
         model=ctx.model,
         base_url=ctx.env.get("OPENAI_BASE_URL", ""),
-        folder=ctx.scratch / "opencode",
+        folder=ctx.own / "opencode",
         title=f"taskhand {ctx.unit.task_id} {ctx.unit.role}",
         extra=list(ctx.extra),
         prompt=prompt,
         resume=resume,
-        outcome=outcome_tool.server(ctx.outcome) if ctx.outcome else None,
+        outcome=ctx.outcome,
         hint=outcome_tool.hint(ctx.unit.role) if ctx.outcome else "",
     )
 
@@ -247,7 +260,7 @@ def _aider_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
 
 def _custom_call(ctx: Context, prompt: str, resume: Report | None) -> Call:
     words = split_template(ctx.template)
-    prompt_file = ctx.scratch / "prompt.md"
+    prompt_file = ctx.own / "prompt.md"
     prompt_file.write_text(prompt, encoding="utf-8")
     values = {
         "{prompt_file}": str(prompt_file),
@@ -315,6 +328,7 @@ PRESETS: dict[str, Preset] = {
         _aider_call,
         aider.parse,
         env=aider.ENV,
+        sealed=False,
     ),
     "custom": Preset("", "", PROVIDERS, _custom_call, parse_text, resumable=False),
 }

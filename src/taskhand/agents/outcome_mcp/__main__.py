@@ -1,4 +1,4 @@
-"""`python -m taskhand.agents.outcome_mcp --role ROLE --out FILE`: the outcome tools' server."""
+"""`python -m taskhand.agents.outcome_mcp --role ROLE`: the outcome tools' server."""
 
 from taskhand.agents.outcome_mcp.server import main
 

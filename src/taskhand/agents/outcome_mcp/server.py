@@ -1,53 +1,41 @@
 """The stdio MCP server that gives an agent program its outcome tools. A call is checked
-(`tools.accept`) and answered at once, so a model can fix a bad one; the first accepted call is
-appended as one JSON line to the file the harness named, and later calls are refused.
+(`tools.accept`) and answered at once, so a model can fix a bad one. It writes nothing anywhere
+and keeps nothing: the harness reads the calls from the agent program's own event stream
+(agents/cli/calls.py), which the unit's processes cannot reach, checks them again there and
+takes the first valid one; the server only tells the model how its call fared.
 
-It executes nothing it is given: arguments are only checked and written out as JSON.
+It executes nothing it is given: arguments are only checked.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 from typing import Any
 
 from taskhand.agents.outcome_mcp import tools
 from taskhand.unit import Role
 
-ACCEPTED = "accepted: the outcome is recorded. End your turn now; write nothing more."
-AGAIN = "error: an outcome was submitted already, and the first one stands; end your turn now"
+# Every valid call is answered so, the second too: the server keeps no state that a process
+# writing into its stdin could change (the harness takes the first valid call it sees).
+ACCEPTED = (
+    "accepted: your first valid call is the outcome recorded. End your turn now; write nothing "
+    "more."
+)
 
 
-class Recorder:
-    """One unit's outcome calls: each answered, the first accepted one kept in `out`."""
-
-    def __init__(self, role: Role, out: Path) -> None:
-        self.role, self.out, self.done = role, out, False
-
-    def call(self, name: str, arguments: object) -> tuple[bool, str]:
-        """Whether the call is accepted, and the answer the model reads."""
-        if self.done:
-            return False, AGAIN
-        block = tools.accept(name, arguments, self.role)
-        if isinstance(block, str):
-            return False, block
-        line = json.dumps({"tool": name, "arguments": arguments}, ensure_ascii=True)
-        with self.out.open("a", encoding="utf-8") as file:
-            file.write(line + "\n")
-        self.done = True
-        return True, ACCEPTED
+def answer(role: Role, name: str, arguments: object) -> tuple[bool, str]:
+    """Whether a call is valid, and the answer the model reads."""
+    block = tools.accept(name, arguments, role)
+    return (False, block) if isinstance(block, str) else (True, ACCEPTED)
 
 
-def serve(role: Role, out: Path) -> None:
+def serve(role: Role) -> None:
     """Serve the role's outcome tools on stdin and stdout until the client closes them."""
     # Imported here: the harness reads this package's checks without loading the MCP stack.
     import anyio
     import mcp_types as types
     from mcp.server.lowlevel import Server
     from mcp.server.stdio import stdio_server
-
-    recorder = Recorder(role, out)
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         listed = [
@@ -57,8 +45,8 @@ def serve(role: Role, out: Path) -> None:
         return types.ListToolsResult(tools=listed)
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        accepted, answer = recorder.call(params.name, params.arguments or {})
-        content: list[types.ContentBlock] = [types.TextContent(text=answer)]
+        accepted, said = answer(role, params.name, params.arguments or {})
+        content: list[types.ContentBlock] = [types.TextContent(text=said)]
         return types.CallToolResult(content=content, is_error=not accepted)
 
     server: Server[Any] = Server(tools.SERVER, on_list_tools=list_tools, on_call_tool=call_tool)
@@ -73,6 +61,5 @@ def serve(role: Role, out: Path) -> None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m taskhand.agents.outcome_mcp")
     parser.add_argument("--role", required=True, choices=[role.value for role in Role])
-    parser.add_argument("--out", required=True, type=Path, help="the JSON lines file to append")
     options = parser.parse_args(argv)
-    serve(Role(options.role), options.out)
+    serve(Role(options.role))
