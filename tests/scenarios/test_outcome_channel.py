@@ -425,7 +425,6 @@ def forged_claude_call() -> str:
 
 
 @needs_bwrap
-@pytest.mark.xfail(strict=True, reason="the sandbox does not refuse pidfd_getfd yet")
 def test_a_command_the_reviewer_runs_cannot_take_claudes_stdout(tmp_path: Path) -> None:
     work = repo(tmp_path)
     (work / "steal.py").write_text(STEAL)
@@ -441,7 +440,6 @@ def test_a_command_the_reviewer_runs_cannot_take_claudes_stdout(tmp_path: Path) 
 
 
 @needs_bwrap
-@pytest.mark.xfail(strict=True, reason="the sandbox's /proc is not read-only yet")
 def test_a_command_the_reviewer_runs_cannot_write_claudes_memory(tmp_path: Path) -> None:
     work = repo(tmp_path)
     (work / "steal.py").write_text(STEAL)

@@ -73,7 +73,9 @@ def mounts(sandbox: Sandbox, writable: Sequence[Path]) -> list[str]:
         if real != linked and os.path.exists(real) and not _under(real, SYSTEM):
             options += ["--ro-bind", real, real]
     options += _masks()
-    options += ["--proc", "/proc", "--dev", "/dev"]
+    # /proc read-only: no process can open another's /proc/<pid>/mem to write into it (the
+    # agent program's memory, say, from a test it runs), which no seccomp rule could refuse.
+    options += ["--proc", "/proc", "--remount-ro", "/proc", "--dev", "/dev"]
     size = str(sandbox.limits.tmp) if sandbox.limits.tmp else ""
     for private in [*PRIVATE, *([str(home)] if home else [])]:
         options += [*(["--size", size] if size else []), "--tmpfs", private]
