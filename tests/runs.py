@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,9 +18,13 @@ from taskhand.state.events import Event
 GIT = ["git", "-c", "user.name=test", "-c", "user.email=test@example.invalid"]
 
 
-def git(repo: Path, *args: str) -> str:
+def git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
     done = subprocess.run(
-        [*GIT, "-C", str(repo), *args], capture_output=True, text=True, check=True
+        [*GIT, "-C", str(repo), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **env} if env else None,
     )
     return done.stdout
 

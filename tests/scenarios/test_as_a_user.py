@@ -26,7 +26,16 @@ ATTACKS = (
     "tests/host/test_launcher.py",
     "tests/scenarios/test_lifetime.py",
     "tests/scenarios/test_hostile_agents.py",
+    "tests/scenarios/test_hostile_files.py",
+    "tests/scenarios/test_hostile_limits.py",
+    "tests/scenarios/test_committed_tree.py",
+    "tests/scenarios/test_outcome_channel.py",
+    "tests/agents/test_login.py",
+    "tests/run/test_contract.py",
+    "tests/board/test_guard.py",
 )
+# What the tests need of this tree besides its code: the agent programs ./dev installs.
+PARTS = ("src", "tests", ".npm-agents")
 USER = 65534  # nobody
 SECONDS = 1800.0
 
@@ -74,8 +83,9 @@ def runtime(scratch: Path) -> tuple[str, Path, str]:
     path = f"{tree / 'src'}:{site}"
     if not _imports(python, path, scratch):
         tree = scratch / "tree"
-        for part in ("src", "tests"):
-            _link(ROOT / part, tree / part)
+        for part in PARTS:
+            if (ROOT / part).exists():
+                _link(ROOT / part, tree / part)
         site = scratch / "site-packages"
         _link(packages, site)
         path = f"{tree / 'src'}:{site}"

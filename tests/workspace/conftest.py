@@ -25,9 +25,13 @@ def isolated_git(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def run(folder: Path, *args: str) -> str:
+def run(folder: Path, *args: str, env: dict[str, str] | None = None) -> str:
     done = subprocess.run(
-        ["git", "-C", str(folder), *args], capture_output=True, text=True, check=True
+        ["git", "-C", str(folder), *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, **(env or {})},
     )
     return done.stdout.strip()
 
@@ -67,6 +71,12 @@ def attempt(tmp_path: Path) -> Path:
 def depot_of(repo: Path) -> Depot:
     """The depot a run would keep for `repo`: beside it, as the state folder is."""
     return Depot.open(repo, repo.parent / f"{repo.name}-depot")
+
+
+def agent_env(repo: Path) -> dict[str, str]:
+    """What every process of an attempt has for its own git to read the depot's commits (the
+    workspace's alternates name the user's objects alone)."""
+    return {"GIT_ALTERNATE_OBJECT_DIRECTORIES": str(depot_of(repo).objects)}
 
 
 def in_depot(repo: Path, *args: str) -> str:

@@ -15,7 +15,7 @@ import pytest
 from taskhand import workspace
 from taskhand.workspace import depot, git, refs
 from tests.git_objects import added, broken, copies, held
-from tests.workspace.conftest import commit, depot_of, in_depot, make_repo, run, write
+from tests.workspace.conftest import agent_env, commit, depot_of, in_depot, make_repo, run, write
 from tests.workspace.test_git import markers, trap
 
 
@@ -136,8 +136,10 @@ def test_a_candidate_stays_out_of_the_users_repository(repo: Path, tmp_path: Pat
     assert held(repo) == before and copies(repo) == objects
     assert git.resolve(repo, sha) == sha  # the harness reads it all the same
     assert in_depot(repo, "cat-file", "-t", f"{sha}:big.bin") == "blob"
-    # The workspace's own git reads it too, through its alternates.
-    assert run(ws.path, "cat-file", "-t", sha) == "commit"
+    # The workspace's own git reads it too, with the depot named as every process of the
+    # attempt has it (its alternates name the user's objects alone).
+    assert run(ws.path, "cat-file", "-t", sha, env=agent_env(repo)) == "commit"
+    assert (ws.path / ".git/objects/info/alternates").read_text().count("\n") == 1
 
 
 def test_a_branch_gets_its_commits_objects_first(repo: Path, tmp_path: Path) -> None:

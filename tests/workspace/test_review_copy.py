@@ -9,9 +9,16 @@ from taskhand import workspace
 from taskhand.workspace import git
 from taskhand.workspace.review_copy import disposable_copy, release
 from taskhand.workspace.snapshot import snapshot, tree_digests
-from tests.runs import git as run_git
+from tests.runs import git as plain_git
 from tests.runs import make_repo
 from tests.workspace.conftest import depot_of
+
+
+def run_git(copy: Path, *args: str) -> str:
+    """git in a copy as its reviewer runs it: with the run's depot in the environment, as
+    every process of an attempt has it (the copy's alternates name the user's objects)."""
+    objects = depot_of(copy.parent / "repo").objects
+    return plain_git(copy, *args, env={"GIT_ALTERNATE_OBJECT_DIRECTORIES": str(objects)})
 
 
 def candidate(tmp_path: Path) -> tuple[Path, Path, str]:

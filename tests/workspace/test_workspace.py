@@ -14,7 +14,7 @@ import pytest
 from taskhand import workspace
 from taskhand.workspace import Workspace, WorkspaceError, git, refs
 from taskhand.workspace.snapshot import snapshot, tree_digests
-from tests.workspace.conftest import commit, depot_of, in_depot, make_repo, run, write
+from tests.workspace.conftest import agent_env, commit, depot_of, in_depot, make_repo, run, write
 from tests.workspace.test_git import markers, trap
 
 
@@ -372,7 +372,8 @@ def test_collect_reads_only_the_files_whatever_the_workspace_git_says(
     assert untouched(repo) == before
     again = prepare(repo, tmp_path, sha, None)  # the next use of the folder: still nothing runs
     assert files(again.path) == expected
-    assert run(again.path, "status", "--porcelain", "--ignored") == ""
+    status = run(again.path, "status", "--porcelain", "--ignored", env=agent_env(repo))
+    assert status == ""
     assert markers(tmp_path) == []
     assert untouched(repo) == before
 

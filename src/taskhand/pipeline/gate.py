@@ -14,7 +14,6 @@ from pathlib import Path
 
 from taskhand import workspace
 from taskhand.gates import GateResult, run_gates
-from taskhand.host import ports
 from taskhand.pipeline.harness import Harness, case_json, workspace_relative
 from taskhand.pipeline.setup import set_up
 from taskhand.pipeline.work import Ended, Work
@@ -51,7 +50,7 @@ def gate(h: Harness, work: Work, replayed: bool = False) -> Ended | None:
         h.plan_folder_in_repo(),
         h.sandbox,
         h.config.env_pass,
-        ports.env_of(work.attempt.worktree),
+        h.workspace_env(work.attempt.worktree),
         commands_only=bool(kept),
     )
     results = [replace(g, detail=shown(g.detail), output=shown(g.output)) for g in found]

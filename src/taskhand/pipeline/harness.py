@@ -127,7 +127,7 @@ class Harness:
             role, task.id, number, prompt, worktree, timeout, model, lens, self.sandbox, browser
         )
         unit.round = 1 + len(done)
-        unit.env = ports.env_of(attempt.worktree)
+        unit.env = self.workspace_env(attempt.worktree)
         unit.on_message = transcript.add
         try:
             outcome = self.executor.run(agent, unit)
@@ -154,6 +154,15 @@ class Harness:
         )
         return outcome
 
+
+    def workspace_env(self, worktree: str) -> dict[str, str]:
+        """What every process working in an attempt's workspace gets besides its own
+        environment: the workspace's port, and the depot's objects for its own git (the
+        workspace's alternates name your repository's alone, as they always did)."""
+        return {
+            **ports.env_of(worktree),
+            "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.depot.objects.resolve()),
+        }
     def _route(self, role: Role, task: Task) -> tuple[str, str | None]:
         """The agent and model a role's unit runs on: the implementer's as the task says,
         else as the run does; a reviewer's as [roles.evaluator] or --evaluator say; any other

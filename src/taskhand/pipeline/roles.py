@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from taskhand import prompts
-from taskhand.host import app, ports
+from taskhand.host import app
 from taskhand.host.allowlist import child_env
 from taskhand.pipeline.harness import Harness
 from taskhand.pipeline.work import Ended, Work
@@ -100,7 +100,7 @@ def in_copy(
     copy_path, index = h.review_copy(str(role))
     try:
         with disposable_copy(h.depot, sha, copy_path, index, work.ws.path) as copy:
-            port = ports.env_of(attempt.worktree)
+            port = h.workspace_env(attempt.worktree)
             with browsing(h, copy.path, shots, port) as browser:  # stops before the checks
                 shown = prompt(brief(h, work, browser=browser))
                 before = h.guard.before()

@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from taskhand.gates.checks import run_check
-from taskhand.host import ports
 from taskhand.host.allowlist import child_env
 from taskhand.pipeline.harness import Harness
 from taskhand.pipeline.work import Ended, Work
@@ -41,7 +40,7 @@ def set_up(h: Harness, work: Work, folder: Path | None = None) -> Ended | None:
     if not setup.run:
         return None
     # What a check gets (the allow-list and the plan's names), and the workspace's port.
-    env = {**child_env(passed=h.config.env_pass), **ports.env_of(work.attempt.worktree)}
+    env = {**child_env(passed=h.config.env_pass), **h.workspace_env(work.attempt.worktree)}
     command = Check(("bash", "-c", setup.run), setup.timeout_seconds)
     before = h.guard.before()
     done = run_check(command, place, env, sandbox=h.sandbox)

@@ -253,9 +253,9 @@ def _make_git_dir(depot: Depot, folder: Path, sha: str, branch: str | None, inde
     (folder / "refs" / "heads").mkdir(parents=True)
     (folder / "info").mkdir()
     objects = (git.common_dir(depot.repo) / "objects").resolve()
-    # The user's objects first (the base's history), then the depot's (the candidates').
-    alternates = f"{objects}\n{depot.objects.resolve()}\n"
-    (folder / "objects" / "info" / "alternates").write_text(alternates)
+    # The user's objects (the base's history); the depot's (the candidates') reach the
+    # agent's git through GIT_ALTERNATE_OBJECT_DIRECTORIES (Harness.workspace_env).
+    (folder / "objects" / "info" / "alternates").write_text(f"{objects}\n")
     # The agent's own git sees the files as the harness wrote them, converting nothing.
     (folder / "info" / "attributes").write_text(NEUTRAL)
     (folder / "config").write_text(_CONFIG)
