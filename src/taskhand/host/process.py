@@ -120,7 +120,7 @@ def _run(
         if launch is not None:
             launch.started(proc.pid)
         interrupts.track(proc.pid)  # a signal that stops the run kills the group too
-        check = launch.check if launch is not None else None
+        check = (launch.check, launch.tick) if launch is not None else None
         timed_out = _supervise(proc, pipes, deadline, grace, check)
     finally:
         _finish(proc, pipes, grace)
@@ -155,10 +155,10 @@ def _supervise(
     pipes: dict[int, tuple[IO[bytes], Capture]],
     deadline: float,
     grace: float,
-    check: Callable[[], str] | None = None,
+    check: tuple[Callable[[], str], float] | None = None,
 ) -> bool:
-    """Collect output until the main process exits, time runs out or `check` gives a reason to
-    stop it; True when it was stopped (time out, or the reason)."""
+    """Collect output until the main process exits, time runs out or `check` (asked every so
+    many seconds) gives a reason to stop it; True when it was stopped (time out, or reason)."""
     exit_fd = _pidfd(proc.pid)
     try:
         with selectors.DefaultSelector() as selector:
@@ -184,17 +184,17 @@ def _wait_for_exit(
     pipes: dict[int, tuple[IO[bytes], Capture]],
     deadline: float,
     exit_fd: int | None,
-    check: Callable[[], str] | None = None,
+    check: tuple[Callable[[], str], float] | None = None,
 ) -> bool:
     """Read output until the main process has exited (True), or the deadline passes or
     `check` says why it must stop (False)."""
     while not _has_exited(proc):
         remaining = deadline - time.monotonic()
-        if remaining <= 0 or (check is not None and check()):
+        if remaining <= 0 or (check is not None and check[0]()):
             return False
         wait = remaining if exit_fd is not None else min(remaining, POLL_SECONDS)
         if check is not None:
-            wait = min(wait, launcher.CHECK_SECONDS)
+            wait = min(wait, check[1])
         for key, _ in selector.select(wait):
             if key.fd in pipes and not _read_available(key.fd, pipes[key.fd][1]):
                 selector.unregister(key.fd)

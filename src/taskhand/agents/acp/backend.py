@@ -366,4 +366,4 @@ def _is_message(line: bytes) -> bool:
 async def _guard(launch: launcher.Launch) -> None:
     """Returns once the agent must be stopped for a limit (host.launcher's disk guard)."""
     while not launch.check():
-        await asyncio.sleep(launcher.CHECK_SECONDS)
+        await asyncio.sleep(launch.tick)
