@@ -94,7 +94,8 @@ def mounts(sandbox: Sandbox, writable: Sequence[Path]) -> list[str]:
 
 def programs() -> list[Path]:
     """Where programs and this Python live: PATH's folders (the whole toolchain one is part
-    of, such as ~/.pyenv for its shims), this interpreter's installation and environment."""
+    of, such as ~/.pyenv for its shims), this interpreter's installation, environment and
+    import path."""
     found: list[Path] = []
     for entry in os.environ.get("PATH", "").split(os.pathsep):
         path = Path(entry)
@@ -106,7 +107,10 @@ def programs() -> list[Path]:
             found += [toolchain.parent / name for name in TOOLCHAINS[toolchain.name]]
         if path.name == "bin" and path.parent.name == ".local":  # its scripts import from lib
             found.append(path.parent / "lib")
-    return [*found, Path(sys.prefix), Path(sys.base_prefix)]
+    # Where this Python imports from (its site-packages, PYTHONPATH): taskhand's own servers
+    # started inside (the outcome tools) import from there.
+    imports = [Path(p) for p in sys.path if p and os.path.isabs(p) and os.path.isdir(p)]
+    return [*found, Path(sys.prefix), Path(sys.base_prefix), *imports]
 
 
 def program_folders(program: Path) -> list[Path]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ SERVER = tools.SERVER
 # Imports our server from the folder given first, wherever taskhand is installed: a variable
 # such as PYTHONPATH could say it too, but gemini refuses to pass that one to a server.
 BOOT = (
-    "import sys; sys.path.insert(0, sys.argv.pop(1)); "
+    "import os, sys; sys.path[0:0] = sys.argv.pop(1).split(os.pathsep); "
     "from taskhand.agents.outcome_mcp.server import main; main()"
 )
 
@@ -38,7 +39,15 @@ def command(role: Role) -> list[str]:
     """The argv that starts the outcome server of a unit of `role`."""
     # -P: the worktree (the server's working folder) is not put on the import path, so no
     # module an agent leaves there is imported in place of ours.
-    return [sys.executable, "-P", "-c", BOOT, str(package_root()), "--role", role.value]
+    return [sys.executable, "-P", "-c", BOOT, import_path(), "--role", role.value]
+
+
+def import_path() -> str:
+    """Where the server imports from: taskhand's own folder, then every folder this process
+    imports from (its site-packages, wherever this Python finds them)."""
+    found = [str(package_root())]
+    found += [p for p in sys.path if p and os.path.isabs(p) and os.path.isdir(p)]
+    return os.pathsep.join(dict.fromkeys(found))
 
 
 def hint(role: Role) -> str:
