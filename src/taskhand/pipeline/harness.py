@@ -154,7 +154,6 @@ class Harness:
         )
         return outcome
 
-
     def workspace_env(self, worktree: str) -> dict[str, str]:
         """What every process working in an attempt's workspace gets besides its own
         environment: the workspace's port, and the depot's objects for its own git (the
@@ -163,6 +162,7 @@ class Harness:
             **ports.env_of(worktree),
             "GIT_ALTERNATE_OBJECT_DIRECTORIES": str(self.depot.objects.resolve()),
         }
+
     def _route(self, role: Role, task: Task) -> tuple[str, str | None]:
         """The agent and model a role's unit runs on: the implementer's as the task says,
         else as the run does; a reviewer's as [roles.evaluator] or --evaluator say; any other
