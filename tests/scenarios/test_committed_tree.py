@@ -19,6 +19,7 @@ from taskhand.state.store import Store
 from tests.git_objects import added, broken, copies, held
 from tests.plans import md_task
 from tests.runs import attempt, git, make_repo, run_plan, script, write
+from tests.scenarios.test_hostile_agents import needs_bwrap
 
 WC = "def count(text):\n    return 0  # wrong: the task is to count the words\n"
 CHECK = "python3 -c 'import wc; assert wc.count(\"a b c\") == 3, wc.__file__'"
@@ -195,3 +196,33 @@ def test_a_task_branch_aimed_at_a_rejected_candidate_is_taken_away(tmp_path: Pat
     assert "taskhand/T-001-fix-it" not in git(repo, "branch", "--format=%(refname:short)")
     assert broken(repo) == ""
     assert summary.status == "stopped"
+
+
+@needs_bwrap
+def test_an_agents_own_commit_works_in_a_sandbox_and_lands_as_the_users(tmp_path: Path) -> None:
+    """The sandbox's home is empty (no ~/.gitconfig), yet an agent that commits as it goes
+    can; what lands is the harness's commit, by the user's identity, not the agent's."""
+    repo = make_repo(tmp_path / "repo", {"wc.py": WC, **plan_files("true")})
+    committing = attempt(
+        write("wc.py", "def count(text):\n    return len(text.split())\n"),
+        {
+            "run": [
+                "sh",
+                "-c",
+                "git add -A && git commit -qm 'count words' && git log -1 --format=%an > committed-by.txt",
+            ]
+        },
+    )
+    git(repo, "config", "user.name", "Ada Lovelace")
+    git(repo, "config", "user.email", "ada@example.invalid")
+    replay = script(tmp_path, {"T-001": [committing]})
+    summary, record = run_plan(repo / "plan", repo, replay, sandbox="bwrap", max_attempts=1)
+
+    assert summary.status == "completed", record.of("gate")
+    [tried] = attempts(repo)
+    assert tried.status == "passed"
+    # The agent's commit was made (it wrote who made it only after), and did not land as such.
+    landed = git(repo, "show", f"{summary.run_branch}:committed-by.txt")
+    assert landed == "taskhand agent\n"
+    author = git(repo, "log", "-1", "--format=%an <%ae>", summary.run_branch).strip()
+    assert author == "Ada Lovelace <ada@example.invalid>"

@@ -23,11 +23,16 @@ from taskhand.text import printable
 from taskhand.workspace import git, removal, screen
 from taskhand.workspace.depot import NEUTRAL, Depot
 
+# The user section lets an agent's own `git commit` work in a sandbox, whose home (and so
+# ~/.gitconfig) is empty; what lands is the harness's commit, by the user's identity.
 _CONFIG = """[core]
 \trepositoryformatversion = 0
 \tfilemode = true
 \tbare = false
 \tlogallrefupdates = true
+[user]
+\tname = taskhand agent
+\temail = agent@taskhand.invalid
 """
 
 
