@@ -27,7 +27,7 @@ from taskhand.host.sandbox import bwrap_problem
 from taskhand.unit import Case, Role, Sandbox, Unit
 from tests.agents.test_cli import claude_agent, real, repo, unit
 from tests.agents.test_opencode import opencode, shell, user_messages
-from tests.agents.test_outcome_plans import ACCEPT, DONE, REJECT
+from tests.agents.test_outcome_plans import ACCEPT, DONE, REJECT, claude_turns
 from tests.conftest import RunCli
 from tests.fakes import scripted_anthropic as anthropic
 from tests.fakes.scripted_openai import ScriptedOpenAI, reply, tool_call
@@ -173,15 +173,6 @@ def report(text: str) -> dict[str, Any]:
     line = next(line for line in text.splitlines() if line.startswith("hostile: "))
     said: dict[str, Any] = json.loads(line.removeprefix("hostile: "))
     return said
-
-
-def claude_turns(*steps: tuple[str, dict[str, Any]]) -> list[anthropic.Turn]:
-    turns: list[anthropic.Turn] = []
-    for name, arguments in steps:
-        turns.append(anthropic.Turn(tools=[(name, arguments)]))
-        if name.startswith("mcp__"):
-            turns.append(anthropic.Turn(text="Submitted."))
-    return turns
 
 
 def tool_output(api: anthropic.ScriptedAnthropic, marker: str) -> str:
