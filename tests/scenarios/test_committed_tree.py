@@ -209,7 +209,8 @@ def test_an_agents_own_commit_works_in_a_sandbox_and_lands_as_the_users(tmp_path
             "run": [
                 "sh",
                 "-c",
-                "git add -A && git commit -qm 'count words' && git log -1 --format=%an > committed-by.txt",
+                "git add -A && git commit -qm 'count words'"
+                " && git log -1 --format=%an > committed-by.txt",
             ]
         },
     )
