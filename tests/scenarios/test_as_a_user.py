@@ -106,9 +106,9 @@ def test_the_attacks_hold_as_an_unprivileged_user(scratch: Path) -> None:
         "PYTHONDONTWRITEBYTECODE": "1",
         "LANG": "C.UTF-8",
     }
-    ran = as_user(
-        python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *ATTACKS, cwd=tree, env=env
-    )
+    # The project's addopts would make -q a -qq, which prints no summary line to read.
+    pytest_args = ["-m", "pytest", "-o", "addopts=", "-q", "-p", "no:cacheprovider", *ATTACKS]
+    ran = as_user(python, *pytest_args, cwd=tree, env=env)
     summary = (ran.stdout.strip().splitlines() or ["(no output)"])[-1]
     print(f"as uid {USER}: {summary}")
     assert ran.returncode == 0, f"{ran.stdout[-6000:]}\n{ran.stderr[-2000:]}"
