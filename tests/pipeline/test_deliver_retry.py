@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from taskhand.config import Delivery
+from taskhand.config import Delivery, RunConfig
 from taskhand.plan.model import Status
 from taskhand.plan.validate import validate
-from taskhand.run import moves
+from taskhand.run import launch, moves
 from taskhand.state.life import Lifecycle
 from tests.conftest import RunCli
 from tests.delivery.remotes import Remote, with_remote
@@ -27,7 +27,7 @@ from tests.pipeline import test_full as full
 from tests.pipeline.test_deliver import branches, creates
 from tests.plans import md_task
 from tests.run.test_supervisor import WAIT_SECONDS, read_until
-from tests.runs import git, make_repo, run_plan, write
+from tests.runs import Recorder, git, make_repo, run_plan, write
 
 GH_502 = "gh pr create failed: HTTP 502: Bad Gateway (https://api.github.example/graphql)"
 ROLES = {
@@ -270,3 +270,41 @@ def test_a_response_written_in_the_task_file_retries_the_delivery(
     assert full.life(repo, "FOO-1").pr == pr["url"]
     assert "**Status**: DONE" in path.read_text()
     assert_valid(repo)
+
+
+class Reopening(Recorder):
+    """A person reopens T-001 (`taskhand reopen`, a process of its own) while the run's
+    implementer works on T-002."""
+
+    def __init__(self, repo: Path) -> None:
+        super().__init__()
+        self.repo = repo
+        self.result: subprocess.CompletedProcess[str] | None = None
+
+    def __call__(self, event: Any) -> None:
+        super().__call__(event)
+        worker = event.kind == "unit_started" and event.data.get("role") == "implementer"
+        if worker and event.task_id == "T-002" and self.result is None:
+            reopen = [sys.executable, "-m", "taskhand", "reopen", "T-001", "plan"]
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+            self.result = subprocess.run(
+                reopen, cwd=self.repo, capture_output=True, text=True, env=env
+            )
+
+
+def test_a_reopen_while_the_run_goes_on_is_delivered_by_that_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, remote, script = two_tasks(tmp_path, monkeypatch)
+    monkeypatch.setenv("FAKE_GH_FAIL_ONCE", "pr create")  # T-001's fails, the rest open
+    recorder = Reopening(repo)
+    config = RunConfig(agent="replay", script=str(script), **settings("full"))
+    summary = launch.start(repo / "plan", config, recorder, repo)
+    assert recorder.result is not None and recorder.result.returncode == 0, recorder.result
+    assert "parked -> done" in recorder.result.stdout
+    assert summary.status == "completed", summary.message  # no second run needed
+    assert [e.task_id for e in recorder.of("delivered")] == ["T-002", "T-001"]
+    names = branches(repo)
+    prs = {pr["head"]: pr for pr in remote.prs()}
+    assert prs[names["T-001"]]["base"] == "main" and prs[names["T-002"]]["base"] == names["T-001"]
+    assert creates(remote) == 3
