@@ -301,7 +301,9 @@ def test_a_reopen_while_the_run_goes_on_is_delivered_by_that_run(
     config = RunConfig(agent="replay", script=str(script), **settings("full"))
     summary = launch.start(repo / "plan", config, recorder, repo)
     assert recorder.result is not None and recorder.result.returncode == 0, recorder.result
-    assert "parked -> done" in recorder.result.stdout
+    said = recorder.result.stdout
+    assert "reopened T-001: parked -> done (OPEN); its pull request is due" in said
+    assert "next: the run under way takes it up" in said
     assert summary.status == "completed", summary.message  # no second run needed
     assert [e.task_id for e in recorder.of("delivered")] == ["T-002", "T-001"]
     names = branches(repo)
