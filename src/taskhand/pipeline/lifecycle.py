@@ -104,8 +104,9 @@ def finished(life: TaskLife) -> bool:
 
 
 def onward(status: Lifecycle) -> str:
-    """What a record a move lands at `status` goes on to: done is landed work whose delivery
-    failed or was cut short (a finished task takes no move), so delivered; else nothing."""
+    """What a task a person's move lands at `status` goes on to: from done, delivered (a task
+    a move reaches done with is one whose delivery failed: a finished one takes no move);
+    from any other status, wherever its stages send it ("")."""
     return L.DELIVERED if status is L.DONE else ""
 
 
