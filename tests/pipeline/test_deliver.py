@@ -264,7 +264,7 @@ def test_the_full_pipeline_delivers_with_its_spec_plan_and_verdicts(
     if dialect == "tasktrack":  # the Resolution field carries the address, the file stays valid
         text = (repo / "plan" / "FOO-1.md").read_text()
         assert f"(delivered: {pr['url']})" in text.split("**Resolution**:")[1]
-        assert validate(repo / "plan").ok
+        assert validate(repo / "plan").ok()
 
 
 @needs_browser

@@ -99,7 +99,7 @@ def test_with_full_autonomy_a_ui_task_goes_from_spec_to_done(tmp_path: Path, dia
         assert (artifacts / "spec.md").read_text() == "# Spec\n\nA toggle in the header.\n"
         assert (artifacts / "plan.md").read_text() == "1. Write toggle.txt.\n"
         assert plan.tasks[0].status is Status.DONE
-        assert validate(repo / "plan").ok
+        assert validate(repo / "plan").ok()
 
 
 @pytest.mark.parametrize("dialect", ["markdown", "tasktrack"])
@@ -120,7 +120,7 @@ def test_gated_the_plan_waits_for_a_person_and_the_run_exits_waiting(
         assert "**Status**: WAIT" in text
         artifacts = StateDir.for_repo(repo).artifacts(repo / "plan", task)
         assert f"**Request**: Approve the plan (in {artifacts / 'plan.md'}): taskhand" in text
-        assert validate(repo / "plan").ok
+        assert validate(repo / "plan").ok()
     # Approved (as `taskhand approve` will record it), the next run goes on to the code.
     with Store.open(StateDir.for_repo(repo).database) as store:
         store.set_life(plan_key(load(repo / "plan")), task, Lifecycle.READY)
@@ -159,14 +159,14 @@ def test_a_question_is_written_into_the_task_with_lettered_options(
             "- (a) Header, right of the nav — recommended\n- (b) Settings page only\n\n"
             "> **Answer:**"
         ) in text
-        assert validate(repo / "plan").ok
+        assert validate(repo / "plan").ok()
     else:
         text = (repo / "plan" / "FOO-1.md").read_text()
         assert (
             "**Request**: Q1: Where should the toggle live? Options: (a) Header, right of the "
             "nav — recommended; (b) Settings page only."
         ) in text
-        assert validate(repo / "plan").ok
+        assert validate(repo / "plan").ok()
     assert [e.data["number"] for e in record.of("question_asked")] == [1]
 
 
@@ -203,7 +203,7 @@ def test_a_worker_that_gives_up_parks_the_task_with_its_reason(tmp_path: Path) -
     text = (repo / "plan" / "FOO-1.md").read_text()
     assert "**Status**: WAIT" in text  # parked is WAIT in TaskTrack, never FAIL
     assert "**Request**: Parked: no such product. To retry: taskhand reopen FOO-1." in text
-    assert validate(repo / "plan").ok
+    assert validate(repo / "plan").ok()
 
 
 def test_prototype_rounds_are_capped(tmp_path: Path) -> None:
@@ -227,7 +227,7 @@ def answer_by_hand(repo: Path, task: str, response: str) -> None:
     path.write_text(text.rstrip("\n") + f"\n\n**Response**: {response}\n")
     overview = repo / "plan" / "FOO-TaskTrack.md"
     overview.write_text(overview.read_text().replace(f"[WAIT] {task}", f"[OPEN] {task}"))
-    assert validate(repo / "plan").ok
+    assert validate(repo / "plan").ok()
 
 
 def test_a_response_written_by_hand_is_the_move_it_stands_for(tmp_path: Path) -> None:
@@ -248,7 +248,7 @@ def test_a_response_written_by_hand_is_the_move_it_stands_for(tmp_path: Path) ->
     summary = launch.resume(summary.run_id, Recorder(), repo)
     assert summary.status == "completed"
     assert roles_of(repo, summary.run_id, "FOO-1")[-4:] == ["tester", "implementer", "qa", "judge"]
-    assert validate(repo / "plan").ok
+    assert validate(repo / "plan").ok()
 
 
 def test_each_role_runs_on_the_model_its_route_names(tmp_path: Path) -> None:

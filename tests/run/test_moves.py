@@ -330,6 +330,31 @@ def test_park_and_reopen_return_a_task_where_it_was(tmp_path: Path, dialect: str
     valid(life)
 
 
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_task_whose_pull_request_is_due_parks_and_reopens_to_it(
+    tmp_path: Path, dialect: str
+) -> None:
+    """Done with its pull request due (the deliver stage's, until it opens one) is not
+    finished: park and reopen are open, and a reopen brings the delivery back, shown OPEN."""
+    life = lives(tmp_path, dialect)
+    life.start_run()
+    one, two = life.ids
+    life.put(one, L.DONE, resume=L.DELIVERED)  # as the deliver stage leaves it when killed
+    life.put(two, L.DONE, resume="")  # finished: no delivery is due
+    refused(life, lambda: moves.park(two, "why", life.plan), "none: it is finished")
+    moves.park(one, "The remote is down.", life.plan)
+    valid(life)
+    refused(life, lambda: moves.park(one, "again", life.plan), "park is not open")
+    back = moves.reopen(one, life.plan)
+    assert (back.after, back.waiting, back.status) == (L.DONE, False, Status.OPEN)
+    record = life.life(one)
+    assert record is not None and record.resume == L.DELIVERED
+    valid(life)
+    if dialect == "tasktrack":
+        text = task_text(life, one)
+        assert "**Status**: OPEN" in text and "**Resolution**" not in text
+
+
 def test_reopen_of_a_failed_full_pipeline_task_starts_it_over(tmp_path: Path) -> None:
     life = lives(tmp_path, "tasktrack")
     life.start_run()

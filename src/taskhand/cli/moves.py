@@ -14,6 +14,7 @@ from taskhand.pipeline.lifecycle import Move
 from taskhand.plan.drafts import KINDS
 from taskhand.run import moves
 from taskhand.run.movement import Moved
+from taskhand.state.life import Lifecycle
 from taskhand.text import dumps, printable
 
 PLAN = click.argument("plan", type=click.Path(path_type=Path), required=False)
@@ -40,7 +41,9 @@ def _report(moved: Moved, as_json: bool) -> None:
     change = f"{moved.before} -> {moved.after}" if moved.before != moved.after else str(moved.after)
     waiting = ", waiting for a person" if moved.waiting else ""
     line = f"{_DONE[moved.move]} {moved.task}{where}: {change} ({moved.status}{waiting})"
-    if moved.move is Move.REOPEN:
+    if moved.move is Move.REOPEN and moved.after is Lifecycle.DONE:  # its delivery failed
+        line += "; its pull request is due: a run delivers it, no agent works on it again"
+    elif moved.move is Move.REOPEN:
         line += f"; its caps count afresh (the earlier attempts: taskhand ledger {moved.task})"
     click.echo(line)
     if not moved.next:

@@ -8,6 +8,7 @@ makes, against a bare repository on disk as the remote. Run it as `$TASKHAND_GH`
     FAKE_GH_LOGGED_OUT=1    `auth status` fails as gh does when nobody is logged in
     FAKE_GH_FAIL=CALL       CALL ("auth status", "pr view", "pr create") fails, every time;
                             "pr create:after" opens the pull request, then fails (a lost answer)
+    FAKE_GH_FAIL_ONCE=CALL  the first such call fails, the later ones answer (an outage)
     FAKE_GH_KILL=CALL       the first such call SIGKILLs its parent (taskhand) and ends:
                             "pr view" before it answers, "pr create:after" once it opened one
 """
@@ -31,7 +32,7 @@ def main(argv: list[str]) -> int:
     with (state / "calls.jsonl").open("a", encoding="utf-8") as log:
         log.write(json.dumps({"argv": argv, "gh_repo": os.environ.get("GH_REPO", "")}) + "\n")
     call = " ".join(argv[:2])
-    if os.environ.get("FAKE_GH_FAIL") == call:
+    if os.environ.get("FAKE_GH_FAIL") == call or _first(state, "FAKE_GH_FAIL_ONCE", call):
         print("HTTP 502: Bad Gateway (https://api.github.example/graphql)", file=sys.stderr)
         return 1
     _kill_if(state, call)
@@ -55,11 +56,18 @@ def main(argv: list[str]) -> int:
 
 
 def _kill_if(state: Path, point: str) -> None:
-    marker = state / f"killed-{point.replace(' ', '-').replace(':', '-')}"
-    if os.environ.get("FAKE_GH_KILL") == point and not marker.exists():
-        marker.write_text("killed\n")
+    if _first(state, "FAKE_GH_KILL", point):
         os.kill(os.getppid(), signal.SIGKILL)
         sys.exit(137)
+
+
+def _first(state: Path, variable: str, point: str) -> bool:
+    """Whether `point` is the one `variable` names, reached for the first time."""
+    marker = state / f"{variable.lower()}-{point.replace(' ', '-').replace(':', '-')}"
+    if os.environ.get(variable) != point or marker.exists():
+        return False
+    marker.write_text("reached\n")
+    return True
 
 
 def _view(state: Path, branch: str) -> int:

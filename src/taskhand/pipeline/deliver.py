@@ -37,14 +37,15 @@ def deliver(h: Harness, work: Work) -> Ended | None:
     task = work.task
     if work.landed is None:  # a pipeline that reached here without landing its work
         return Ended(Status.FAIL, f"{PREFIX}{task.id}'s work is not on the run branch")
-    h.track.enter(task, Lifecycle.DONE)  # a failure parks it here: reopen delivers again
+    # Its pull request is due: a failure parks it here, and a reopen delivers again.
+    h.track.move(task, Lifecycle.DONE, resume=Lifecycle.DELIVERED)
     try:
         told = task_story(h, work.plan, task, work.attempt)
         url = deliver_task(h, task, work.attempt.branch, work.candidate, told)
     except (DeliveryError, git.GitError) as exc:
         return Ended(Status.FAIL, PREFIX + h.redact(str(exc)))
     resolution = f"{work.landed} (delivered: {url})"
-    h.track.move(task, Lifecycle.DELIVERED, reason=resolution, pr=url)
+    h.track.move(task, Lifecycle.DELIVERED, reason=resolution, pr=url, resume="")
     return Ended(Status.DONE, resolution)
 
 

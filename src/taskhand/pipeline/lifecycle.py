@@ -33,7 +33,7 @@ class Move(StrEnum):
     PARK = "park"  # any unfinished status -> parked, with why
 
 
-FINAL = frozenset({L.DONE, L.DELIVERED})
+FINAL = frozenset({L.DONE, L.DELIVERED})  # finished, unless its pull request is due
 STOPPED = frozenset({L.PARKED, L.FAILED})
 # The stages a new attempt enters the pipeline at, by status, the first the pipeline has. A
 # new attempt has no candidate yet: from qa or judge, it implements again.
@@ -79,7 +79,7 @@ def moves(life: TaskLife | None, working: bool, open_questions: int = 0) -> list
     if working or life is None:
         return []
     status = life.status
-    if status in FINAL:
+    if finished(life):
         return []
     found: list[Move] = []
     if life.waiting or status in (L.DRAFT, *STOPPED):
@@ -89,6 +89,25 @@ def moves(life: TaskLife | None, working: bool, open_questions: int = 0) -> list
     if status not in STOPPED:
         found += [m for m in (Move.COMMENT, Move.PARK) if m not in found]
     return found
+
+
+def due(life: TaskLife) -> bool:
+    """Whether the task's pull request is due: its work landed (done) and the deliver stage,
+    the runner's, opens it next (while it runs, after a kill inside it, after a reopen)."""
+    return life.status is L.DONE and life.resume == L.DELIVERED
+
+
+def finished(life: TaskLife) -> bool:
+    """Whether nothing is left to do on the task: done with no pull request due, or
+    delivered."""
+    return life.status in FINAL and not due(life)
+
+
+def onward(status: Lifecycle) -> str:
+    """What a task a person's move lands at `status` goes on to: from done, delivered (a task
+    a move reaches done with is one whose delivery failed: a finished one takes no move);
+    from any other status, wherever its stages send it ("")."""
+    return L.DELIVERED if status is L.DONE else ""
 
 
 def workable(life: TaskLife) -> bool:
@@ -119,8 +138,9 @@ def starting(plan: Plan, task: Task, default: str) -> TaskLife:
 
 
 def shows_as(life: TaskLife) -> Status:
-    """The task's status in a dialect's five codes (TaskTrack files, task-status.json)."""
-    if life.status in FINAL:
+    """The task's status in a dialect's five codes (TaskTrack files, task-status.json); done
+    with its pull request due is a stage not yet started, OPEN (no Resolution yet)."""
+    if finished(life):
         return Status.DONE
     if life.status is L.FAILED:
         return Status.FAIL
@@ -151,8 +171,9 @@ def lands(move: Move, life: TaskLife, task: Task, pipeline: str) -> Lifecycle | 
             return L.PLAN
         case Move.ACCEPT:
             return L.READY
-        case Move.REOPEN:
-            return resumed(life.resume) or first_status(pipeline, task)
+        case Move.REOPEN:  # a parked task to where it was parked from, a failed one afresh
+            back = resumed(life.resume) if life.status is L.PARKED else None
+            return back or first_status(pipeline, task)
         case Move.PARK:
             return L.PARKED
     return None

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from taskhand.pipeline import lifecycle
-from taskhand.pipeline.lifecycle import FINAL, STOPPED, Move
+from taskhand.pipeline.lifecycle import STOPPED, Move
 from taskhand.plan.model import Dialect, Plan, Status, Task
 from taskhand.state.life import Lifecycle, Question, TaskLife
 
@@ -104,7 +104,8 @@ class Standing:
 def agrees(life: TaskLife, status: Status) -> bool:
     """Whether the dialect's status is how the record shows (BUSY: any stage under way)."""
     if status is Status.BUSY:
-        return not life.waiting and life.status not in (*FINAL, *STOPPED, Lifecycle.DRAFT)
+        stopped = life.status in (*STOPPED, Lifecycle.DRAFT)
+        return not life.waiting and not stopped and not lifecycle.finished(life)
     return lifecycle.shows_as(life) is status
 
 

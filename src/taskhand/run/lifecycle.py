@@ -83,10 +83,12 @@ def adopt_hand_answers(h: Harness, plan: Plan) -> None:
         elif life.status is Lifecycle.PROTOTYPE:
             h.store.remark(key, task.id, str(Move.COMMENT), text)
             h.track.move(task, Lifecycle.PROTOTYPE, reason=by)
-        elif life.status is Lifecycle.PARKED:
+        elif life.status is Lifecycle.PARKED:  # a reopen, as the table sends it
             h.store.restart_lives(key, [task.id])
             h.store.reopen_task(h.run.id, task.id, by)
-            h.track.move(task, Lifecycle(life.resume or Lifecycle.SPEC), reason=by)
+            pipeline = lifecycle.pipeline_of(task, h.track.pipeline)
+            back = lifecycle.lands(Move.REOPEN, life, task, pipeline) or Lifecycle.SPEC
+            h.track.move(task, back, reason=by, resume=lifecycle.onward(back))
 
 
 # What a hand-written Response says when it lets a gate open as it is.
@@ -148,8 +150,8 @@ def concluded(h: Harness, plan: Plan, task: Task, ended: Ended) -> tuple[Status,
     life = h.track.life(plan, task)
     full = h.track.full(task)
     if ended.status is Status.DONE:
-        if life.status is not Lifecycle.DELIVERED:
-            h.track.move(task, Lifecycle.DONE, reason=ended.text)
+        if life.status is not Lifecycle.DELIVERED:  # finished: no pull request is due
+            h.track.move(task, Lifecycle.DONE, reason=ended.text, resume="")
         return Status.DONE, ended.text
     if ended.status is Status.FAIL and full:
         resume = life.status if life.status is not Lifecycle.PARKED else life.resume

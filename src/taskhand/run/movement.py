@@ -18,7 +18,7 @@ from typing import Any
 
 from taskhand.errors import UserError
 from taskhand.pipeline import lifecycle, standing
-from taskhand.pipeline.lifecycle import FINAL, Move
+from taskhand.pipeline.lifecycle import Move
 from taskhand.pipeline.standing import Standing
 from taskhand.plan import validate
 from taskhand.plan.formats import plan_folder
@@ -153,7 +153,7 @@ class Desk:
             first = next((q.number for q in where.open_questions), 1)
             listed = "; ".join(command(m, where.task_id, self.shown, first) for m in where.moves)
             return f"the moves open are: {listed}"
-        if where.life.status in FINAL:
+        if lifecycle.finished(where.life):
             return "none: it is finished"
         return f"none now; taskhand show {self.shown} {where.task_id} says what it waits for"
 
@@ -239,7 +239,7 @@ class Desk:
             found = lifecycle.moves(life, False, len(asked))
             first = asked[0] if asked else 1
             return command(found[0], task.id, self.shown, first) if found else ""
-        if life.status in FINAL:
+        if lifecycle.finished(life):
             return ""
         if self.alive:
             return ""  # the run under way takes it up

@@ -196,8 +196,9 @@ def accept(task_id: str, plan_path: Path | None = None, repo: Path | None = None
 
 
 def reopen(task_id: str, plan_path: Path | None = None, repo: Path | None = None) -> Moved:
-    """A parked task returns to the status it was parked from, a failed one to its start;
-    both with their caps counted afresh (the ledger keeps the earlier attempts)."""
+    """A parked task returns to the status it was parked from (parked at done, its delivery
+    is due again), a failed one to its start; both with their caps counted afresh (the
+    ledger keeps the earlier attempts)."""
     with desk(Move.REOPEN, plan_path, repo, durable=False) as d:
         task, where = d.task(task_id, Move.REOPEN)
         _check(d, where, Move.REOPEN)
@@ -209,7 +210,8 @@ def reopen(task_id: str, plan_path: Path | None = None, repo: Path | None = None
         # question to answer); from any other the harness goes on.
         waiting = where.life.status is L.PARKED and back in (L.PLANNED, L.NEEDS_INPUT)
         said = "Reopened." if where.status is Status.WAIT else ""
-        return d.land(task, where, Move.REOPEN, back, waiting=waiting, resume="", response=said)
+        onward = lifecycle.onward(back)  # parked at done: its delivery is retried
+        return d.land(task, where, Move.REOPEN, back, waiting=waiting, resume=onward, response=said)
 
 
 def park(task_id: str, why: str, plan_path: Path | None = None, repo: Path | None = None) -> Moved:

@@ -39,7 +39,9 @@ class TaskLife:
     task_id: str
     status: Lifecycle
     waiting: bool  # a person's move is due (an approval, a review, an answer, a reopen)
-    resume: str  # the status to return to: after needs-input, or the one parked from
+    # The status to return to: after needs-input, or the one parked from; at done, delivered
+    # (its pull request is due: pipeline/lifecycle.py `due`).
+    resume: str
     reason: str | None  # why it parked or failed; what it waits for
     bounces: int  # qa fails and judge rejections
     rounds: int  # designer rounds
