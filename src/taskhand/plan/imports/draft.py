@@ -17,6 +17,7 @@ from taskhand.plan.model import Criterion, Dialect, Phase, Plan, Status, Task
 from taskhand.text import printable
 
 TITLE_MAX = 100
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 @dataclass(frozen=True)
@@ -265,10 +266,25 @@ def clean_line(text: str) -> str:
 
 
 def clean_text(text: str) -> str:
-    """Text for a description or objective: no control characters, no runs of blank lines.
-    It is written as prose (plan/formats/prose.py), so no line of it reads as structure."""
-    lines = printable(prose.normal(text), lines=True).split("\n")
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(line.rstrip() for line in lines)).strip()
+    """Text for a description or objective: no control characters, no trailing spaces or runs
+    of blank lines outside code fences; a fenced block is code, kept as written. It is written
+    as prose (plan/formats/prose.py), so no line of it reads as structure."""
+    kept: list[str] = []
+    fence = ""  # the open fence's mark, "" outside one
+    for line in printable(prose.normal(text), lines=True).split("\n"):
+        mark = _FENCE.match(line)
+        if fence and mark and mark[1].startswith(fence) and not line.strip(" `~\t"):
+            fence = ""  # the closing fence: the opening one's mark, at least as long
+            kept.append(line)
+        elif fence:
+            kept.append(line)
+        elif not line.strip():
+            if kept and kept[-1]:
+                kept.append("")  # one blank line of a run
+        else:
+            fence = mark[1] if mark else ""
+            kept.append(line.rstrip())
+    return "\n".join(kept).strip()
 
 
 def safe_path(path: str) -> bool:
