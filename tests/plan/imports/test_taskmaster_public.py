@@ -42,6 +42,8 @@ SOURCES = {
                      "cbaad61b34420164fcae2555416fad878cea41c2"),
     "skills-master": ("2vlad/skills-master", ".taskmaster/tasks/tasks.json",
                       "1da1062be91c812163a77cbcd85531f0397b867c"),
+    "veritas-logos": ("AJ-Davis/veritas_logos", "tasks/tasks.json",
+                      "105de433c5d2eed052a3a749a17a90ad42672c2b"),
 }  # fmt: skip
 EXPECTED = {  # tag, tasks, subtasks, finished, dependencies written
     "prompt-enhancer": ("master", 10, 29, 39, 35),
@@ -56,6 +58,7 @@ EXPECTED = {  # tag, tasks, subtasks, finished, dependencies written
     "money-tracker": ("master", 21, 0, 18, 27),
     "collabcanvas": ("master", 16, 8, 22, 51),
     "skills-master": ("master", 11, 0, 11, 11),
+    "veritas-logos": (None, 12, 42, 51, 70),  # task 7's subtasks are "7.1", "7.2", ...
 }
 FINISHED = ("done", "completed", "cancelled")
 
@@ -70,6 +73,11 @@ def tasks_of(name: str, tag: str | None) -> list[dict[str, Any]]:
     return tasks
 
 
+def sub_key(task: dict[str, Any], sub: dict[str, Any]) -> str:
+    """A subtask's Taskmaster id: "3.2"; some files write it so in the subtask itself."""
+    return str(sub["id"]) if "." in str(sub["id"]) else f"{task['id']}.{sub['id']}"
+
+
 def written(tasks: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """Each dependency as the file writes it, (later, first) by Taskmaster's ids: in a subtask a
     number names a sibling, "2.3" a subtask of another task."""
@@ -77,12 +85,12 @@ def written(tasks: list[dict[str, Any]]) -> list[tuple[str, str]]:
     for task in tasks:
         key = str(task["id"])
         found += [(key, str(dep)) for dep in task.get("dependencies") or []]
-        siblings = {str(s["id"]) for s in task.get("subtasks") or []}
+        siblings = {sub_key(task, s).split(".")[1] for s in task.get("subtasks") or []}
         for sub in task.get("subtasks") or []:
             for dep in sub.get("dependencies") or []:
                 dep = str(dep)
                 first = dep if "." in dep or dep not in siblings else f"{key}.{dep}"
-                found.append((f"{key}.{sub['id']}", first))
+                found.append((sub_key(task, sub), first))
     return found
 
 
@@ -104,7 +112,7 @@ def test_a_public_file_keeps_its_tasks_dependencies_and_done_states(
     assert len(tasks) == count
     assert len(done.ids) == len(plan.tasks) == count + subtask_count
     assert len(plan.phases) == 1
-    keys = [f"{t['id']}.{s['id']}" for t in tasks for s in t.get("subtasks") or []]
+    keys = [sub_key(t, s) for t in tasks for s in t.get("subtasks") or []]
     assert sorted(done.ids) == sorted(keys + [str(t["id"]) for t in tasks])
     deps = written(tasks)
     assert len(deps) == dependency_count
@@ -112,13 +120,10 @@ def test_a_public_file_keeps_its_tasks_dependencies_and_done_states(
         assert holds(plan, done.ids, later, first), (later, first)
     for task in tasks:  # a parent after all of its subtasks
         for sub in task.get("subtasks") or []:
-            assert holds(plan, done.ids, str(task["id"]), f"{task['id']}.{sub['id']}")
+            assert holds(plan, done.ids, str(task["id"]), sub_key(task, sub))
     finished = {str(t["id"]) for t in tasks if t.get("status") in FINISHED}
     finished |= {
-        f"{t['id']}.{s['id']}"
-        for t in tasks
-        for s in t.get("subtasks") or []
-        if s.get("status") in FINISHED
+        sub_key(t, s) for t in tasks for s in t.get("subtasks") or [] if s.get("status") in FINISHED
     }
     assert len(finished) == finished_count
     by_id = plan.by_id()

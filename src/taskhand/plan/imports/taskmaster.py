@@ -131,8 +131,9 @@ def _check_version(meta: dict[str, Any], source: Path, at: str) -> None:
         )
 
 
-def _id_of(entry: Any, at: str, source: Path) -> str:
-    """A task's or subtask's id as text; anything but a whole number is a shape not known."""
+def _id_of(entry: Any, at: str, source: Path, parent: str | None = None) -> str:
+    """A task's or subtask's id as text; anything but a whole number is a shape not known,
+    but for a subtask's id written with its parent's ("7.1" in task 7), read as its own."""
     title = entry.get("title") if isinstance(entry, dict) else None
     if not isinstance(title, str):
         raise ImportFileError(
@@ -143,6 +144,9 @@ def _id_of(entry: Any, at: str, source: Path) -> str:
         )
     raw = entry.get("id")
     text = str(raw).strip() if isinstance(raw, int | str) and not isinstance(raw, bool) else ""
+    whole = _SUB_ID.match(text)
+    if parent is not None and whole and str(int(whole[1])) == parent:
+        text = whole[2]
     if not _ID.match(text):
         if re.fullmatch(r"-[0-9]+", text):
             what = "is negative; Taskmaster numbers tasks from 1"
@@ -174,7 +178,7 @@ def _items(
     own = _deps(task, at, key, None, top, set(), dropped)
     raw_subtasks = Fields(task, at, key, dropped).of("subtasks", list) or []
     subs = [
-        (n, s, f"{key}.{_id_of(s, f'{at}.subtasks[{n}]', source)}")
+        (n, s, f"{key}.{_id_of(s, f'{at}.subtasks[{n}]', source, key)}")
         for n, s in enumerate(raw_subtasks)
     ]
     siblings = {sub_key.split(".")[1] for _, _, sub_key in subs}
