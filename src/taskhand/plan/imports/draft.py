@@ -14,7 +14,7 @@ from taskhand.plan.formats import prose
 from taskhand.plan.formats.criteria import CriterionError, parse_criterion
 from taskhand.plan.formats.tasktrack_edit import now
 from taskhand.plan.model import Criterion, Dialect, Phase, Plan, Status, Task
-from taskhand.text import printable
+from taskhand.text import plural, printable
 
 TITLE_MAX = 100
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -251,13 +251,6 @@ def _deps_first(tasks: list[Task], by_id: dict[str, Task]) -> list[Task]:
                 seen.add(dep)
                 stack.append((by_id[dep], iter(by_id[dep].dependencies)))
     return order
-
-
-def plural(n: int, noun: str) -> str:
-    """'1 task', '2 tasks', '3 dependencies'."""
-    if n == 1:
-        return f"1 {noun}"
-    return f"{n} {noun[:-1]}ies" if noun.endswith("y") else f"{n} {noun}s"
 
 
 def clean_line(text: str) -> str:

@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from taskhand.plan.imports.draft import Dropped, plural
+from taskhand.plan.imports.draft import Dropped
+from taskhand.text import plural
 
 
 @dataclass
@@ -71,6 +72,8 @@ class Fields:
 
 def kind_of(value: Any) -> str:
     """What a JSON value is, in words."""
+    if value is None:
+        return "null"
     if isinstance(value, dict):
         return "an object"
     if isinstance(value, list):

@@ -10,9 +10,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from taskhand.plan.imports.draft import Draft, Dropped, Item, plural
+from taskhand.plan.imports.draft import Draft, Dropped, Item
 from taskhand.plan.imports.fields import Fields, kind_of, shown
 from taskhand.plan.imports.source import ImportFileError
+from taskhand.text import plural
 
 MASTER = "master"
 KNOWN_MAJOR = "1"
@@ -79,8 +80,12 @@ def _select(
     )
     if not tags:
         raise ImportFileError(
-            'JSON, but not a Taskmaster tasks.json taskhand knows: no "tasks" list, '
-            'at the top or under a tag like "master"',
+            "JSON, but not a Taskmaster tasks.json taskhand knows: "
+            + (
+                'no "tasks" list, at the top or under a tag like "master"'
+                if isinstance(data, dict)
+                else f"{kind_of(data)} at the top, not an object"
+            ),
             where=where,
             fix="give Taskmaster's .taskmaster/tasks/tasks.json",
         )
