@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from taskhand.plan.formats.markdown import PATH_SEPARATOR
 from taskhand.plan.formats.tasktrack import RESOURCE_COMMA
 from tests.conftest import RunCli
 from tests.plan.imports import FIXTURES
@@ -145,3 +146,24 @@ def test_a_path_with_a_comma_is_refused_alike_by_every_command(
         result = run_cli(*command)
         assert result.exit_code in (0, 1), result.output
         assert "taskhand: error" not in result.stderr, (command, result.stderr)
+
+
+def test_a_path_with_a_comma_or_a_space_is_no_markdown_path(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    files = [
+        {"path": "src/app.py", "action": "modify"},
+        {"path": "src/a,b.py", "action": "create"},
+        {"path": "docs/my notes.md", "action": "create"},
+    ]
+    task = {"id": 1, "title": "App", "description": "Write it.", "relevantFiles": files}
+    source = tmp_path / "tasks.json"
+    source.write_text(json.dumps({"tasks": [task]}))
+    plan = tmp_path / "plan"
+    result = run_cli("import", source, "--out", plan, "--json")
+    assert result.exit_code == 0, result.output
+    dropped = [d["what"] for d in json.loads(result.stdout)["dropped"]]
+    assert f"1's path 'src/a,b.py' {PATH_SEPARATOR}" in dropped
+    assert f"1's path 'docs/my notes.md' {PATH_SEPARATOR}" in dropped
+    shown = json.loads(run_cli("show", plan, "T-001", "--json").stdout)
+    assert shown["paths"] == ["src/app.py"]

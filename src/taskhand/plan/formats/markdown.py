@@ -255,6 +255,13 @@ def _positive_int(value: str) -> int:
     return int(value)
 
 
+# A task's `paths` are one line, split at commas and spaces: a path holding either is refused,
+# by every command that would write one, in these words.
+PATH_SEPARATOR = (
+    "holds a comma or a space, which a Markdown task's paths list (split at both) cannot"
+)
+
+
 def _split_list(value: str) -> list[str]:
     items = [v.strip() for v in value.replace(",", " ").split()]
     return [] if items in ([], ["none"]) else items

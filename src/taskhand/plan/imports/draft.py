@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from taskhand.plan import carried
-from taskhand.plan.formats import prose
+from taskhand.plan.formats import markdown, prose
 from taskhand.plan.formats.criteria import CriterionError, parse_criterion
 from taskhand.plan.formats.tasktrack_edit import now
 from taskhand.plan.model import Criterion, Dialect, Phase, Plan, Status, Task
@@ -151,6 +151,10 @@ def _task(item: Item, task_id: str, phase: int, dialect: Dialect, dropped: list[
         task.resolution = clean_line(item.done)
     if dialect is Dialect.MARKDOWN:
         task.paths = [p for p in dict.fromkeys(item.paths) if safe_path(p)]
+        for path in (p for p in dict.fromkeys(item.paths) if re.search(r"[,\s]", p)):
+            dropped.append(
+                Dropped(item.where, f"{item.key}'s path {path!r} {markdown.PATH_SEPARATOR}")
+            )
     return task
 
 
@@ -283,4 +287,5 @@ def clean_text(text: str) -> str:
 def safe_path(path: str) -> bool:
     """A path a Markdown plan's `paths` may name: inside the repository, outside `.git`."""
     parts = path.strip("/").split("/")
-    return not path.startswith("/") and ".." not in parts and ".git" not in parts
+    separated = re.search(r"[,\s]", path)  # reported: see _task
+    return not (path.startswith("/") or ".." in parts or ".git" in parts or separated)
