@@ -223,8 +223,8 @@ def test_open_subtasks_of_a_done_parent_are_not_offered_again(tmp_path: Path) ->
         "its own status was pending."
     )
     assert [d.render() for d in done.dropped] == [
-        "$.master.tasks[0].status: 1 is done but its subtasks 1.2, 1.3 are not: imported as "
-        "DONE with it, as Taskmaster offers no subtask of a finished task (reopen them in the "
+        "$.master.tasks[0].status: 1 is done but 2 subtasks of it (1.2, 1.3) are not: imported "
+        "as DONE with it, as Taskmaster offers no subtask of a finished task (reopen them in the "
         "plan if the work remains)"
     ]
 

@@ -15,8 +15,9 @@ from tests.plan.imports import FIXTURES, holds, imported
 
 # Where each fixture comes from (the file as committed, byte for byte: repository, path, the
 # commit that last wrote it), and what reading it gives: the tag imported (None: the older
-# {"tasks": [...]} shape), its tasks, their subtasks, how many are finished (done, completed or
-# cancelled) and how many dependencies the file writes, counted by hand.
+# {"tasks": [...]} shape), its tasks, their subtasks, how many are DONE once imported (done,
+# completed or cancelled, and the subtasks of such a task) and how many dependencies the file
+# writes, counted from the file itself, not by the importer.
 SOURCES = {
     "prompt-enhancer": ("0xitsHimanshu/prompt-enhancer", ".taskmaster/tasks/tasks.json",
                         "917fd9a32127a2919bf4b339030353124faa712f"),
@@ -44,6 +45,10 @@ SOURCES = {
                       "1da1062be91c812163a77cbcd85531f0397b867c"),
     "veritas-logos": ("AJ-Davis/veritas_logos", "tasks/tasks.json",
                       "105de433c5d2eed052a3a749a17a90ad42672c2b"),
+    "enlyten2": ("Abdoocoder/Enlyten2", ".taskmaster/tasks/tasks.json",
+                 "e53ea8dc94b50225ebd7a9ff2657baba051fd29e"),
+    "context-engineering": ("Ak-9647/Context_Engineering", ".taskmaster/tasks/tasks.json",
+                            "90fe9ce38663614c0aea70b085dcb8c97024db23"),
 }  # fmt: skip
 EXPECTED = {  # tag, tasks, subtasks, finished, dependencies written
     "prompt-enhancer": ("master", 10, 29, 39, 35),
@@ -59,6 +64,10 @@ EXPECTED = {  # tag, tasks, subtasks, finished, dependencies written
     "collabcanvas": ("master", 16, 8, 22, 51),
     "skills-master": ("master", 11, 0, 11, 11),
     "veritas-logos": (None, 12, 42, 51, 70),  # task 7's subtasks are "7.1", "7.2", ...
+    # Tasks 1 to 10 are done, 43 of their 53 subtasks not (DONE with them: 19 + 53), and most of
+    # those subtasks share an id with a sibling ("2.2" four times).
+    "enlyten2": ("master", 32, 53, 72, 61),
+    "context-engineering": ("master", 7, 0, 0, 8),  # {"master": [...]}: no "tasks" key
 }
 FINISHED = ("done", "completed", "cancelled")
 
@@ -69,7 +78,8 @@ def fixture(name: str) -> str:
 
 def tasks_of(name: str, tag: str | None) -> list[dict[str, Any]]:
     data = json.loads((FIXTURES / fixture(name)).read_text(encoding="utf-8"))
-    tasks: list[dict[str, Any]] = (data if tag is None else data[tag])["tasks"]
+    body = data if tag is None else data[tag]
+    tasks: list[dict[str, Any]] = body if isinstance(body, list) else body["tasks"]
     return tasks
 
 
@@ -110,10 +120,10 @@ def test_a_public_file_keeps_its_tasks_dependencies_and_done_states(
     tasks = tasks_of(name, tag)
     done, plan = imported(tmp_path, fixture(name), dialect, code="PUB")
     assert len(tasks) == count
-    assert len(done.ids) == len(plan.tasks) == count + subtask_count
+    assert len(plan.tasks) == count + subtask_count
     assert len(plan.phases) == 1
     keys = [sub_key(t, s) for t in tasks for s in t.get("subtasks") or []]
-    assert sorted(done.ids) == sorted(keys + [str(t["id"]) for t in tasks])
+    assert set(done.ids) == set(keys + [str(t["id"]) for t in tasks])
     deps = written(tasks)
     assert len(deps) == dependency_count
     for later, first in deps:
@@ -123,15 +133,28 @@ def test_a_public_file_keeps_its_tasks_dependencies_and_done_states(
             assert holds(plan, done.ids, str(task["id"]), sub_key(task, sub))
     finished = {str(t["id"]) for t in tasks if t.get("status") in FINISHED}
     finished |= {
-        sub_key(t, s) for t in tasks for s in t.get("subtasks") or [] if s.get("status") in FINISHED
+        sub_key(t, s)
+        for t in tasks
+        for s in t.get("subtasks") or []
+        if s.get("status") in FINISHED or t.get("status") in FINISHED
     }
-    assert len(finished) == finished_count
     by_id = plan.by_id()
     if dialect is Dialect.TASKTRACK:
         assert {s for s, t in done.ids.items() if by_id[t].status is Status.DONE} == finished
+        assert len([t for t in plan.tasks if t.status is Status.DONE]) == finished_count
     else:
         assert all(t.status is Status.OPEN for t in plan.tasks)
     assert not [d for d in done.dropped if "which is no task" in d.what or "cycle" in d.what]
+    # a finished task's open subtasks are DONE with it, and the import says so, once a task
+    said = [d.where for d in done.dropped if "offers no subtask of a finished task" in d.what]
+    assert len(said) == len(
+        [
+            t
+            for t in tasks
+            if t.get("status") in FINISHED
+            and any(s.get("status") not in FINISHED for s in t.get("subtasks") or [])
+        ]
+    )
 
 
 @pytest.mark.parametrize(("tag", "count", "finished"), [("database", 7, 6), ("two", 60, 60)])

@@ -73,11 +73,9 @@ def _select(
                 f"--tag {tag}: the file has no tags", where=where, fix="leave --tag out"
             )
         return data["tasks"], "$.tasks", None, _dict(data.get("metadata")), []
-    tags = (
-        {k: v for k, v in data.items() if isinstance(v, dict) and isinstance(v.get("tasks"), list)}
-        if isinstance(data, dict)
-        else {}
-    )
+    tags = {k: v for k, v in _dict(data).items() if isinstance(_dict(v).get("tasks"), list)}
+    bare = {k: v for k, v in _dict(data).items() if k not in tags and _task_list(v)}
+    tags |= {k: {"tasks": v} for k, v in bare.items()}
     if not tags:
         raise ImportFileError(
             "JSON, but not a Taskmaster tasks.json taskhand knows: "
@@ -94,6 +92,7 @@ def _select(
             f"no tag {tag!r} in the file", where=where, fix=f"use one of: {', '.join(tags)}"
         )
     chosen = tag or (MASTER if MASTER in tags else next(iter(tags)))
+    at = f"{_path(chosen)}" + ("" if chosen in bare else ".tasks")
     dropped = [
         Dropped(
             _path(other),
@@ -103,12 +102,24 @@ def _select(
         for other, body in tags.items()
         if other != chosen
     ]
+    if chosen in bare:
+        what = f'tag {chosen!r} is a list of tasks, not {{"tasks": [...]}}: read as its tasks'
+        dropped.append(Dropped(_path(chosen), what))
     return (
         tags[chosen]["tasks"],
-        f"{_path(chosen)}.tasks",
+        at,
         chosen,
         _dict(tags[chosen].get("metadata")),
         dropped,
+    )
+
+
+def _task_list(value: Any) -> bool:
+    """Whether `value` is a list of tasks written straight under a tag, as some files have it."""
+    return (
+        bool(value)
+        and isinstance(value, list)
+        and all(isinstance(t, dict) and "id" in t and "title" in t for t in value)
     )
 
 
@@ -205,14 +216,16 @@ def _items(
     open_subs = [i.key for i in items if i.done and i.done.startswith(_UNDER_FINISHED)]
     if open_subs:
         # Taskmaster's `next` offers no subtask of a finished task; neither may a run.
-        them = "it" if len(open_subs) == 1 else "them"
+        named = list(dict.fromkeys(open_subs))
+        shown = ", ".join(named[:8]) + (", ..." if len(named) > 8 else "")
+        one = len(open_subs) == 1
         dropped.append(
             Dropped(
                 f"{at}.status",
-                f"{key} is {_status_text(task, at, key)} but its subtasks "
-                f"{', '.join(open_subs)} are not: imported as DONE with it, as Taskmaster "
-                f"offers no subtask of a finished task (reopen {them} in the plan if the work "
-                "remains)",
+                f"{key} is {_status_text(task, at, key)} but {plural(len(open_subs), 'subtask')} "
+                f"of it ({shown}) {'is' if one else 'are'} not: imported as DONE with it, as "
+                "Taskmaster offers no subtask of a finished task (reopen "
+                f"{'it' if one else 'them'} in the plan if the work remains)",
             )
         )
     return [*items, parent]
