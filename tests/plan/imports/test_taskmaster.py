@@ -278,3 +278,22 @@ def test_fields_of_the_wrong_kind_are_reported_never_written_as_python(tmp_path:
         "$.master.tasks[2].dependencies[2]: 3's dependency null is not a task id",
         "$.master.tasks[2].status: 3's status is a list, not text: left out",
     ]
+
+
+def test_subtask_ids_written_with_a_task_number_are_read_as_their_own(tmp_path: Path) -> None:
+    """Files people committed write a subtask's id as "3.1", as the JSON number 3.10 (not
+    3.1), or with another task's number: each is read as its own number under its parent."""
+    source = tmp_path / "tasks.json"
+    source.write_text(
+        '{"tasks": [{"id": 3, "title": "Game loop", "subtasks": ['
+        '{"id": "3.1", "title": "Tick"}, {"id": 3.10, "title": "Render", "dependencies": [3.1]},'
+        '{"id": "4.2", "title": "Input"}]}]}'
+    )
+    out = tmp_path / "plan"
+    done = import_plan(source, out, Dialect.TASKTRACK, code="GAME")
+    plan = validate(out).require()
+    assert list(done.ids) == ["3.1", "3.10", "3.2", "3"]
+    assert plan.by_id()[done.ids["3.10"]].dependencies == [done.ids["3.1"]]
+    assert [d.render() for d in done.dropped] == [
+        '$.tasks[0].subtasks[2].id: subtask id "4.2" of task 3 names task 4: read as 3.2'
+    ]

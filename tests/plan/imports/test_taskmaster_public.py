@@ -49,6 +49,8 @@ SOURCES = {
                  "e53ea8dc94b50225ebd7a9ff2657baba051fd29e"),
     "context-engineering": ("Ak-9647/Context_Engineering", ".taskmaster/tasks/tasks.json",
                             "90fe9ce38663614c0aea70b085dcb8c97024db23"),
+    "brick-chain-blaster": ("BongsooJeong/brick-chain-blaster", "tasks/tasks.json",
+                            "7fea4e67010ac676c83e14d08f9b8d217f0dc095"),
 }  # fmt: skip
 EXPECTED = {  # tag, tasks, subtasks, finished, dependencies written
     "prompt-enhancer": ("master", 10, 29, 39, 35),
@@ -68,6 +70,7 @@ EXPECTED = {  # tag, tasks, subtasks, finished, dependencies written
     # those subtasks share an id with a sibling ("2.2" four times).
     "enlyten2": ("master", 32, 53, 72, 61),
     "context-engineering": ("master", 7, 0, 0, 8),  # {"master": [...]}: no "tasks" key
+    "brick-chain-blaster": (None, 20, 36, 22, 27),  # subtask ids as JSON numbers: 1.1, 3.2, ...
 }
 FINISHED = ("done", "completed", "cancelled")
 
@@ -77,7 +80,8 @@ def fixture(name: str) -> str:
 
 
 def tasks_of(name: str, tag: str | None) -> list[dict[str, Any]]:
-    data = json.loads((FIXTURES / fixture(name)).read_text(encoding="utf-8"))
+    text = (FIXTURES / fixture(name)).read_text(encoding="utf-8")
+    data = json.loads(text, parse_float=str)  # a subtask id 1.10 as written, not 1.1
     body = data if tag is None else data[tag]
     tasks: list[dict[str, Any]] = body if isinstance(body, list) else body["tasks"]
     return tasks

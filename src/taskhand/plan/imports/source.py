@@ -82,7 +82,7 @@ def detect(text: str, path: Path) -> tuple[SourceFormat, Any]:
     if SPECKIT_TASK_RE.search(text):
         return SourceFormat.SPECKIT, None
     try:  # JSON of another kind ("text", 42, null) is JSON: Taskmaster's reader says what it is
-        return SourceFormat.TASKMASTER, json.loads(text)
+        return SourceFormat.TASKMASTER, json.loads(text, parse_float=str)
     except (json.JSONDecodeError, RecursionError):
         pass
     raise ImportFileError(
@@ -95,7 +95,7 @@ def detect(text: str, path: Path) -> tuple[SourceFormat, Any]:
 
 def parse_json(text: str, path: Path) -> Any:
     try:
-        return json.loads(text)
+        return json.loads(text, parse_float=str)  # as written: subtask id 10.10 is not 10.1
     except json.JSONDecodeError as exc:
         raise ImportFileError(
             f"malformed JSON: {exc.msg}",

@@ -147,9 +147,16 @@ def _check_version(meta: dict[str, Any], source: Path, at: str) -> None:
         )
 
 
-def _id_of(entry: Any, at: str, source: Path, parent: str | None = None) -> str:
+def _id_of(
+    entry: Any,
+    at: str,
+    source: Path,
+    parent: str | None = None,
+    dropped: list[Dropped] | None = None,
+) -> str:
     """A task's or subtask's id as text; anything but a whole number is a shape not known,
-    but for a subtask's id written with its parent's ("7.1" in task 7), read as its own."""
+    but for a subtask's id written with a task's ("7.1"), read as its own number (reported
+    when the task is not its parent)."""
     title = entry.get("title") if isinstance(entry, dict) else None
     if not isinstance(title, str):
         raise ImportFileError(
@@ -161,7 +168,10 @@ def _id_of(entry: Any, at: str, source: Path, parent: str | None = None) -> str:
     raw = entry.get("id")
     text = str(raw).strip() if isinstance(raw, int | str) and not isinstance(raw, bool) else ""
     whole = _SUB_ID.match(text)
-    if parent is not None and whole and str(int(whole[1])) == parent:
+    if parent is not None and whole:
+        if str(int(whole[1])) != parent and dropped is not None:
+            what = f"subtask id {shown(raw)} of task {parent} names task {int(whole[1])}"
+            dropped.append(Dropped(f"{at}.id", f"{what}: read as {parent}.{int(whole[2])}"))
         text = whole[2]
     if not _ID.match(text):
         if re.fullmatch(r"-[0-9]+", text):
@@ -194,7 +204,7 @@ def _items(
     own = _deps(task, at, key, None, top, set(), dropped)
     raw_subtasks = Fields(task, at, key, dropped).of("subtasks", list) or []
     subs = [
-        (n, s, f"{key}.{_id_of(s, f'{at}.subtasks[{n}]', source, key)}")
+        (n, s, f"{key}.{_id_of(s, f'{at}.subtasks[{n}]', source, key, dropped)}")
         for n, s in enumerate(raw_subtasks)
     ]
     siblings = {sub_key.split(".")[1] for _, _, sub_key in subs}
