@@ -51,6 +51,8 @@ SOURCES = {
                             "90fe9ce38663614c0aea70b085dcb8c97024db23"),
     "brick-chain-blaster": ("BongsooJeong/brick-chain-blaster", "tasks/tasks.json",
                             "7fea4e67010ac676c83e14d08f9b8d217f0dc095"),
+    "nexusgaming": ("Gamepig/NexusGaming", "tasks/tasks.json",
+                    "b53baf6412e068a0c77bb8f5adbab2082857969f"),
 }  # fmt: skip
 EXPECTED = {  # tag, tasks, subtasks, finished, dependencies written
     "prompt-enhancer": ("master", 10, 29, 39, 35),
@@ -71,6 +73,7 @@ EXPECTED = {  # tag, tasks, subtasks, finished, dependencies written
     "enlyten2": ("master", 32, 53, 72, 61),
     "context-engineering": ("master", 7, 0, 0, 8),  # {"master": [...]}: no "tasks" key
     "brick-chain-blaster": (None, 20, 36, 22, 27),  # subtask ids as JSON numbers: 1.1, 3.2, ...
+    "nexusgaming": (None, 3, 8, 9, 4),  # a list of tasks at the top, no {"tasks": ...}
 }
 FINISHED = ("done", "completed", "cancelled")
 

@@ -67,12 +67,16 @@ def _select(
 ) -> tuple[list[Any], str, str | None, dict[str, Any], list[Dropped]]:
     """The tasks to import, their JSON path, the tag, its metadata, and the tags left out."""
     where = str(source)
-    if isinstance(data, dict) and isinstance(data.get("tasks"), list):
-        if tag not in (None, MASTER):
-            raise ImportFileError(
-                f"--tag {tag}: the file has no tags", where=where, fix="leave --tag out"
-            )
+    untagged = isinstance(_dict(data).get("tasks"), list)
+    if (untagged or _task_list(data)) and tag not in (None, MASTER):
+        raise ImportFileError(
+            f"--tag {tag}: the file has no tags", where=where, fix="leave --tag out"
+        )
+    if untagged:
         return data["tasks"], "$.tasks", None, _dict(data.get("metadata")), []
+    if _task_list(data):
+        what = 'the file is a list of tasks, not {"tasks": [...]}: read as its tasks'
+        return data, "$", None, {}, [Dropped("$", what)]
     tags = {k: v for k, v in _dict(data).items() if isinstance(_dict(v).get("tasks"), list)}
     bare = {k: v for k, v in _dict(data).items() if k not in tags and _task_list(v)}
     tags |= {k: {"tasks": v} for k, v in bare.items()}
