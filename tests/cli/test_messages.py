@@ -167,3 +167,34 @@ def test_a_path_with_a_comma_or_a_space_is_no_markdown_path(
     assert f"1's path 'docs/my notes.md' {PATH_SEPARATOR}" in dropped
     shown = json.loads(run_cli("show", plan, "T-001", "--json").stdout)
     assert shown["paths"] == ["src/app.py"]
+
+
+@pytest.mark.parametrize(
+    ("dialect", "task", "said"),
+    [
+        ("tasktrack", "ABC-1234567890", "its number has 10 digits, more than the 9 an id may have"),
+        ("tasktrack", "1234567890", "a number alone; an id is a plan code and a number from 1"),
+        ("tasktrack", "XYZ-1", "the plan's ids start with ABC-"),
+        ("markdown", "-1", "an id is T- and a number, like T-001"),
+    ],
+)
+def test_a_task_argument_that_is_no_id_says_why(
+    tmp_path: Path, run_cli: RunCli, dialect: str, task: str, said: str
+) -> None:
+    plan = tmp_path / "plan"
+    code = ("--code", "ABC") if dialect == "tasktrack" else ()
+    made = run_cli("import", FIXTURES / "taskmaster-legacy.json", "--out", plan, "--dialect",
+                   dialect, *code)  # fmt: skip
+    assert made.exit_code == 0, made.output
+    line = error_line(run_cli, "show", plan, "--", task)
+    assert line.startswith(f"taskhand: error: no task {task} in {plan}, nor can there be: {said}")
+    other = "ABC-99" if code else "T-099"
+    assert f"error: no task {other} in {plan} (fix: " in error_line(
+        run_cli, "show", plan, "--", other
+    )
+    # without '--', a negative number reads as an option: the message says it is neither
+    result = run_cli("show", plan, "-1")
+    assert result.exit_code == 2 and result.stderr.strip() == (
+        "taskhand: error: -1 is no option, and no task id: ids count from 1 (fix: give an id "
+        "like FOO-1 or T-001; put '--' before an argument that starts with '-')"
+    )

@@ -18,7 +18,7 @@ import click
 
 from taskhand.cli.errors import Failure
 from taskhand.cli.options import JSON, summary
-from taskhand.plan import schedule, templates, validate
+from taskhand.plan import formats, schedule, templates, validate
 from taskhand.plan.formats import markdown
 from taskhand.plan.model import Dialect, Plan
 from taskhand.plan.problems import display_path
@@ -176,7 +176,8 @@ def show(plan: Path, task: str | None, as_json: bool, status_file: Path | None) 
 def _no_task(plan: Plan, task: str) -> NoReturn:
     ids = [t.id for t in plan.tasks]
     shown = ", ".join(ids[:10]) + (", ..." if len(ids) > 10 else "")
-    raise Failure(f"no task {task} in {display_path(plan.root)} (fix: use one of {shown})")
+    what = formats.unknown_task(plan, task, display_path(plan.root))
+    raise Failure(f"{what} (fix: use one of {shown})")
 
 
 @click.command(name="next")
