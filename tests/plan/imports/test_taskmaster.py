@@ -305,3 +305,11 @@ def test_subtask_ids_written_with_a_task_number_are_read_as_their_own(tmp_path: 
     assert [d.render() for d in done.dropped] == [
         '$.tasks[0].subtasks[2].id: subtask id "4.2" of task 3 names task 4: read as 3.2'
     ]
+
+
+def test_a_parent_of_one_subtask_says_it_in_the_singular(tmp_path: Path) -> None:
+    tasks = [{"id": 1, "title": "Login", "subtasks": [{"id": 1, "title": "Form"}]}]
+    done, plan = import_tasks(tmp_path, tasks)
+    assert plan.by_id()[done.ids["1"]].description.endswith(
+        "Its 1 subtask comes first, as a task of its own; this task completes and checks the whole."
+    )

@@ -223,21 +223,23 @@ def _items(
     parent = _item(task, at, key, f"task {key}", context, unmapped, dropped)
     parent.deps = [*own, *(sub_key for _, _, sub_key in subs)]
     if subs:
-        parent.text += (
-            f"\n\nIts {len(subs)} subtasks come first, as tasks of their own; this "
-            "task completes and checks the whole."
+        first = (
+            "1 subtask comes first, as a task of its own"
+            if len(subs) == 1
+            else f"{len(subs)} subtasks come first, as tasks of their own"
         )
+        parent.text += f"\n\nIts {first}; this task completes and checks the whole."
     open_subs = [i.key for i in items if i.done and i.done.startswith(_UNDER_FINISHED)]
     if open_subs:
         # Taskmaster's `next` offers no subtask of a finished task; neither may a run.
         named = list(dict.fromkeys(open_subs))
-        shown = ", ".join(named[:8]) + (", ..." if len(named) > 8 else "")
+        listed = ", ".join(named[:8]) + (", ..." if len(named) > 8 else "")
         one = len(open_subs) == 1
         dropped.append(
             Dropped(
                 f"{at}.status",
                 f"{key} is {_status_text(task, at, key)} but {plural(len(open_subs), 'subtask')} "
-                f"of it ({shown}) {'is' if one else 'are'} not: imported as DONE with it, as "
+                f"of it ({listed}) {'is' if one else 'are'} not: imported as DONE with it, as "
                 "Taskmaster offers no subtask of a finished task (reopen "
                 f"{'it' if one else 'them'} in the plan if the work remains)",
             )
