@@ -82,6 +82,8 @@ def test_counts_of_one_are_singular(tmp_path: Path, run_cli: RunCli) -> None:
     assert result.stdout.splitlines()[-1].startswith(
         f"{plan}: valid markdown plan, 1 task in 1 phase; critical path 1, width 1 (0 errors, "
     )
+    shown = run_cli("show", plan).stdout
+    assert "(markdown, 1 task)" in shown and "Critical path: 1 of 1 task (T-001)" in shown
     converted = run_cli("convert", plan, "--out", tmp_path / "tt", "--dialect", "tasktrack")
     assert ", 1 task in 1 phase (0 errors, 1 warning: " in (converted.stdout)
 
