@@ -1,7 +1,8 @@
 """Text made safe to show and kept short: `printable` is the one rule for text from plans,
 agents, file names, git and the store (no escape sequence, control character or bidi override
 reaches a terminal); `dumps` the one JSON writer (the same characters escaped, never raw);
-`cap` and `shorten` the one rule for cutting text down to a size.
+`cap` and `shorten` the one rule for cutting text down to a size; `plural` the one way a
+count is written ("1 phase", "2 phases"); `utf16` tells text a Windows tool saved as UTF-16.
 
 A base leaf: imports nothing of taskhand.
 """
