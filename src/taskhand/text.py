@@ -1,7 +1,8 @@
 """Text made safe to show and kept short: `printable` is the one rule for text from plans,
 agents, file names, git and the store (no escape sequence, control character or bidi override
 reaches a terminal); `dumps` the one JSON writer (the same characters escaped, never raw);
-`cap` and `shorten` the one rule for cutting text down to a size.
+`cap` and `shorten` the one rule for cutting text down to a size; `plural` the one way a
+count is written ("1 phase", "2 phases"); `utf16` tells text a Windows tool saved as UTF-16.
 
 A base leaf: imports nothing of taskhand.
 """
@@ -158,3 +159,23 @@ def size(n: int) -> str:
         if n >= scale:
             return f"{n / scale:.1f}".removesuffix(".0") + f" {unit}"
     return f"{n} bytes"
+
+
+def plural(n: int, noun: str) -> str:
+    """'1 task', '2 tasks', '3 dependencies', '1 phase'."""
+    if n == 1:
+        return f"1 {noun}"
+    return f"{n} {noun[:-1]}ies" if noun.endswith("y") else f"{n} {noun}s"
+
+
+def utf16(data: bytes) -> str | None:
+    """The codec of `data` when it is UTF-16 text (Windows tools write it): a byte order mark,
+    or a NUL every other byte as ASCII written so has; None when it is not."""
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return "utf-16"
+    head = data[:512]
+    if len(head) < 4 or len(head) % 2:
+        return None
+    if not any(head[1::2]) and all(head[0::2]):
+        return "utf-16-le"
+    return "utf-16-be" if not any(head[0::2]) and all(head[1::2]) else None

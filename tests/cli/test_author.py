@@ -184,6 +184,8 @@ def bad(tmp_path: Path, kind: str) -> Path:
         path.write_text("  \n")
     elif kind == "binary":
         path.write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0")
+    elif kind == "utf16":
+        path.write_bytes("# Requirements\n".encode("utf-16"))
     elif kind == "a,b":
         path.write_text("# Requirements\n")
     elif kind == "huge":
@@ -197,6 +199,7 @@ def bad(tmp_path: Path, kind: str) -> Path:
         ("missing", "does not exist (fix: name a requirement file)"),
         ("empty", "is empty (fix: write the requirements into it)"),
         ("binary", "is binary, not text (fix: export it as Markdown or plain text)"),
+        ("utf16", "is UTF-16 text (fix: save it as UTF-8 (Markdown or plain text))"),
         ("huge", "over the 256 KiB a requirement document may have (fix: split it"),
         ("a,b", "its path holds a comma, which TaskTrack's comma-separated Resources cannot"),
     ],

@@ -18,7 +18,7 @@ def test_converting_prints_the_folder_ids_and_notes(
     result = run_cli("convert", source, "--out", out, "--dialect", "markdown")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    assert lines[0].endswith("md: a markdown plan, 2 tasks in 1 phases (0 errors, 0 warnings: "
+    assert lines[0].endswith("md: a markdown plan, 2 tasks in 1 phase (0 errors, 0 warnings: "
                              f"taskhand validate {out})")  # fmt: skip
     assert lines[1:3] == ["  FOO-1 -> T-001", "  FOO-2 -> T-002"]
     assert any(line.startswith("note: the spec publication TaskTrack-v1.md") for line in lines)

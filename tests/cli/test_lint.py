@@ -22,7 +22,7 @@ def test_warnings_exit_0_unless_strict(write_plan: WritePlan, run_cli: RunCli) -
     assert result.exit_code == 0
     first, summary = result.stdout.splitlines()
     assert "plan/T-001-a.md:10: warning [uncheckable-criterion]: T-001: criterion" in first
-    assert summary.endswith(": ok (0 errors, 1 warnings)")
+    assert summary.endswith(": ok (0 errors, 1 warning)")
     assert run_cli("lint", folder, "--strict").exit_code == 1
 
 
@@ -34,7 +34,7 @@ def test_errors_exit_1_and_come_first(write_plan: WritePlan, run_cli: RunCli) ->
     lines = result.stdout.splitlines()
     assert "error [cycle]: dependency cycle: T-001 -> T-002 -> T-001" in lines[0]
     assert "warning [criteria-missing]" in lines[1]
-    assert lines[-1].endswith(": not ok (1 errors, 1 warnings)")
+    assert lines[-1].endswith(": not ok (1 error, 1 warning)")
 
 
 def test_json_lists_findings_with_codes(write_plan: WritePlan, run_cli: RunCli) -> None:

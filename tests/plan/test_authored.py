@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from taskhand.plan.authored import Frame, build
+from taskhand.plan.formats.markdown import PATH_SEPARATOR
 from taskhand.plan.model import Check, Dialect, Status
 from tests.run.authoring import fixed_plan
 
@@ -76,3 +77,15 @@ def test_data_that_is_no_plan_at_all() -> None:
     assert build({"title": "t", "objective": "o", "phases": []}, frame(Dialect.MARKDOWN)) == [
         "phases must be a non-empty list of {title, tasks}"
     ]
+
+
+def test_a_markdown_path_with_a_comma_or_a_space_goes_back_to_the_author() -> None:
+    """A Markdown task's paths are one line split at commas and spaces: such a path would read
+    back as two; import refuses it in the same words. TaskTrack keeps it in the text."""
+    data: dict[str, Any] = fixed_plan()
+    data["phases"][0]["tasks"][0]["paths"] = ["docs/a,b.md", "my notes.md", "wc.py"]
+    assert build(data, frame(Dialect.MARKDOWN)) == [
+        f"phases[1].tasks[1] (task 1): path 'docs/a,b.md' {PATH_SEPARATOR}",
+        f"phases[1].tasks[1] (task 1): path 'my notes.md' {PATH_SEPARATOR}",
+    ]
+    assert not isinstance(build(data, frame(Dialect.TASKTRACK)), list)

@@ -38,7 +38,7 @@ PROBLEM_RE = re.compile(
     r"^(?P<where>.+?)(?::(?P<line>\d+))?: (?P<severity>error|warning): "
     r"(?P<message>.+) \(fix: (?P<fix>.+)\)$"
 )
-SUMMARY_RE = re.compile(r"^.+: (?:invalid|valid .+) \(\d+ errors, \d+ warnings\)$")
+SUMMARY_RE = re.compile(r"^.+: (?:invalid|valid .+) \(\d+ errors?, \d+ warnings?\)$")
 
 State = dict[str, tuple[object, ...]]
 

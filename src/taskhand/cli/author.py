@@ -16,7 +16,7 @@ from taskhand.plan.model import Dialect
 from taskhand.plan.problems import relative_path
 from taskhand.run import author as authoring
 from taskhand.run import author_inputs as inputs
-from taskhand.text import dumps, printable
+from taskhand.text import dumps, plural, printable
 from taskhand.unit import Question
 
 
@@ -120,8 +120,8 @@ def author(
     plan = done.plan
     click.echo(
         printable(
-            f"wrote {relative_path(out)}: {plan.title} ({len(plan.tasks)} tasks in "
-            f"{len(plan.phases)} phases, {chosen.value}) after {done.rounds} round(s)"
+            f"wrote {relative_path(out)}: {plan.title} ({plural(len(plan.tasks), 'task')} in "
+            f"{plural(len(plan.phases), 'phase')}, {chosen.value}) after {done.rounds} round(s)"
         )
     )
     for problem in report.warnings:

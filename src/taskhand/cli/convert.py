@@ -14,7 +14,7 @@ from taskhand.plan import convert as plan_convert
 from taskhand.plan import validate
 from taskhand.plan.model import Dialect
 from taskhand.plan.problems import display_path, relative_path
-from taskhand.text import dumps, printable
+from taskhand.text import dumps, plural, printable
 
 
 @click.command(name="convert")
@@ -59,9 +59,10 @@ def convert_command(
         return
     code_text = f", code {result.code}" if result.code else ""
     click.echo(
-        f"wrote {display_path(out)}: a {result.dialect} plan{code_text}, {len(result.tasks)} "
-        f"tasks in {len(result.phases)} phases ({len(check.errors)} errors, "
-        f"{len(check.warnings)} warnings: taskhand validate {display_path(out)})"
+        f"wrote {display_path(out)}: a {result.dialect} plan{code_text}, "
+        f"{plural(len(result.tasks), 'task')} in {plural(len(result.phases), 'phase')} "
+        f"({plural(len(check.errors), 'error')}, {plural(len(check.warnings), 'warning')}: "
+        f"taskhand validate {display_path(out)})"
     )
     for old, new in conversion.ids.items():
         click.echo(f"  {printable(old)} -> {printable(new)}")

@@ -96,6 +96,12 @@ def _usage_message(exc: click.UsageError, message: str) -> str:
     """'No such option '--jsn'. Did you mean '--json'?' -> one line that names the fix."""
     if " (fix: " in message:
         return _lower_first(message)
+    if isinstance(exc, click.NoSuchOption) and re.fullmatch(r"-[0-9]+", exc.option_name):
+        # `taskhand show PLAN -1`: a negative number, not a misspelt option
+        return (
+            f"{exc.option_name} is no option, and no task id: ids count from 1 (fix: give an id "
+            "like FOO-1 or T-001; put '--' before an argument that starts with '-')"
+        )
     help_command = f"{exc.ctx.command_path if exc.ctx else 'taskhand'} --help"
     suggestion = _SUGGESTION.search(message)
     if suggestion:

@@ -11,10 +11,9 @@ import click
 
 from taskhand.cli.options import JSON, SPEC
 from taskhand.plan.imports import Imported, import_plan
-from taskhand.plan.imports.draft import plural
 from taskhand.plan.model import Dialect, Status
 from taskhand.plan.problems import Severity, display_path, relative_path
-from taskhand.text import dumps
+from taskhand.text import dumps, plural
 
 
 @click.command(name="import")

@@ -14,7 +14,7 @@ from taskhand.cli.options import JSON, summary
 from taskhand.plan import lint as plan_lint
 from taskhand.plan import validate
 from taskhand.plan.problems import Problem, display_path, relative_path
-from taskhand.text import dumps, printable
+from taskhand.text import dumps, plural, printable
 
 
 @click.command(name="lint")
@@ -42,7 +42,7 @@ def lint_command(plan: Path, as_json: bool, strict: bool) -> None:
     else:
         for problem in report.problems:
             click.echo(_line(problem))
-        counts = f"{len(report.errors)} errors, {len(report.warnings)} warnings"
+        counts = f"{plural(len(report.errors), 'error')}, {plural(len(report.warnings), 'warning')}"
         verdict = "clean" if not report.problems else ("ok" if ok else "not ok")
         click.echo(f"{display_path(plan)}: {verdict} ({counts})")
     sys.exit(0 if ok else 1)

@@ -18,12 +18,12 @@ import click
 
 from taskhand.cli.errors import Failure
 from taskhand.cli.options import JSON, summary
-from taskhand.plan import schedule, templates, validate
+from taskhand.plan import formats, schedule, templates, validate
 from taskhand.plan.formats import markdown
 from taskhand.plan.model import Dialect, Plan
 from taskhand.plan.problems import display_path
 from taskhand.plan.schedule import Statuses
-from taskhand.text import dumps
+from taskhand.text import dumps, plural
 from taskhand.views import plan as views
 from taskhand.views.terminal import echo
 
@@ -133,13 +133,14 @@ def validate_command(plan: Path, as_json: bool, strict: bool, lint: bool) -> Non
 
 
 def _summary_line(report: validate.Report) -> str:
-    counts = f"{len(report.errors)} errors, {len(report.warnings)} warnings"
+    counts = f"{plural(len(report.errors), 'error')}, {plural(len(report.warnings), 'warning')}"
     shape = report.shape
     if report.plan is None or shape is None or report.errors:
         return f"{display_path(report.path)}: invalid ({counts})"
     return (
         f"{display_path(report.path)}: valid {report.plan.dialect} plan, "
-        f"{len(report.plan.tasks)} tasks in {len(report.plan.phases)} phases; critical path "
+        f"{plural(len(report.plan.tasks), 'task')} in {plural(len(report.plan.phases), 'phase')}; "
+        f"critical path "
         f"{len(shape.critical_path)}, width {shape.width} ({counts})"
     )
 
@@ -175,7 +176,8 @@ def show(plan: Path, task: str | None, as_json: bool, status_file: Path | None) 
 def _no_task(plan: Plan, task: str) -> NoReturn:
     ids = [t.id for t in plan.tasks]
     shown = ", ".join(ids[:10]) + (", ..." if len(ids) > 10 else "")
-    raise Failure(f"no task {task} in {display_path(plan.root)} (fix: use one of {shown})")
+    what = formats.unknown_task(plan, task, display_path(plan.root))
+    raise Failure(f"{what} (fix: use one of {shown})")
 
 
 @click.command(name="next")

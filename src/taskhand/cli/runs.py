@@ -15,7 +15,7 @@ from taskhand.plan import formats
 from taskhand.plan.model import Status
 from taskhand.run import clean, launch, lookup, retention
 from taskhand.state.records import RunStatus
-from taskhand.text import dumps
+from taskhand.text import dumps, plural
 from taskhand.views import ledger as ledger_view
 from taskhand.views import stats as stats_view
 from taskhand.views.terminal import echo, rich_text
@@ -83,7 +83,7 @@ def stats(run_id: str | None, plan: Path | None, repo: Path | None, as_json: boo
             heading, head = f"run {runs[0].id}", {"run": runs[0].id}
         else:
             runs = lookup.runs_of_plan(store, folder)
-            heading, head = f"plan {folder} ({len(runs)} runs)", {"plan": str(folder)}
+            heading, head = f"plan {folder} ({plural(len(runs), 'run')})", {"plan": str(folder)}
         figures = stats_view.figures(store, runs)
     if as_json:
         runs_json = [r.id for r in sorted(runs, key=lambda r: (r.created, r.id))]

@@ -5,13 +5,14 @@ data comes back as sentences an agent can act on, never as an exception.
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from taskhand.plan import carried
-from taskhand.plan.formats import prose
+from taskhand.plan.formats import markdown, prose
 from taskhand.plan.formats.criteria import CriterionError, parse_criterion
 from taskhand.plan.formats.tasktrack import CODE_RE
 from taskhand.plan.model import Criterion, Dialect, Phase, Plan, Status, Task, counter
@@ -173,6 +174,8 @@ def _task(
     for path in paths:
         if not path.strip() or PurePosixPath(path).is_absolute() or ".." in path.split("/"):
             problems.append(f"{where}: path {path!r} must be relative to the repository root")
+        elif frame.dialect is Dialect.MARKDOWN and re.search(r"[,\s]", path):
+            problems.append(f"{where}: path {path!r} {markdown.PATH_SEPARATOR}")
     description = _text(entry, "description", where, problems)
     if paths and frame.dialect is Dialect.TASKTRACK:  # TaskTrack has no field for them
         description += " Paths: " + ", ".join(f"`{p}`" for p in paths) + "."

@@ -11,10 +11,11 @@ from pathlib import Path
 
 from taskhand.errors import UserError
 from taskhand.plan import publication
-from taskhand.plan.formats.tasktrack import CODE_RE
+from taskhand.plan.formats.tasktrack import CODE_RE, RESOURCE_COMMA, RESOURCE_COMMA_FIX
 from taskhand.plan.model import Dialect
 from taskhand.plan.write import check_out_folder
 from taskhand.prompts.author import Requirement
+from taskhand.text import utf16
 
 # A requirement document larger than this is refused: an author reads each one whole, and a
 # document this size is a dump (a log, a database), not requirements. Documented in
@@ -56,6 +57,10 @@ def read_requirements(
                 fix="split it, or pass only the parts the plan is about",
             )
         raw = path.read_bytes()
+        if utf16(raw):
+            raise AuthorInputError(
+                "is UTF-16 text", where=where, fix="save it as UTF-8 (Markdown or plain text)"
+            )
         if b"\0" in raw:
             raise AuthorInputError(
                 "is binary, not text", where=where, fix="export it as Markdown or plain text"
@@ -70,11 +75,7 @@ def read_requirements(
             raise AuthorInputError("is empty", where=where, fix="write the requirements into it")
         absolute = path.resolve()
         if "," in str(absolute) and dialect is Dialect.TASKTRACK:
-            raise AuthorInputError(
-                "its path holds a comma, which TaskTrack's comma-separated Resources cannot",
-                where=where,
-                fix="rename the file or its folder, or pass a copy without one",
-            )
+            raise AuthorInputError(RESOURCE_COMMA, where=where, fix=RESOURCE_COMMA_FIX)
         found.append((absolute, Requirement(path.name, text)))
     return found
 

@@ -20,8 +20,7 @@ from taskhand.errors import UserError
 from taskhand.pipeline import lifecycle, standing
 from taskhand.pipeline.lifecycle import Move
 from taskhand.pipeline.standing import Standing
-from taskhand.plan import validate
-from taskhand.plan.formats import plan_folder
+from taskhand.plan import formats, validate
 from taskhand.plan.model import Plan, Status, Task
 from taskhand.plan.problems import display_path
 from taskhand.run import lookup
@@ -121,10 +120,8 @@ class Desk:
         if found is None:
             ids = [t.id for t in self.plan.tasks]
             listed = ", ".join(ids[:10]) + (", ..." if len(ids) > 10 else "")
-            raise MoveError(
-                f"no task {printable(task_id)} in {display_path(self.plan.root)} "
-                f"(fix: {move} one of {listed})"
-            )
+            what = formats.unknown_task(self.plan, task_id, display_path(self.plan.root))
+            raise MoveError(f"{printable(what)} (fix: {move} one of {listed})")
         return found, self.standings()[found.id]
 
     def standings(self) -> dict[str, Standing]:
@@ -267,7 +264,7 @@ def desk(
     when the move is `durable` (a lifecycle record must outlive it); else the move has the
     files alone to change (a TaskTrack plan no run has recorded)."""
     path = plan_path if plan_path is not None else _latest_plan(move, repo)
-    folder = plan_folder(path)
+    folder = formats.plan_folder(path)
     if not folder.is_dir():
         validate.validate(path).require()  # says what is wrong with the path
     with lock.files(folder):

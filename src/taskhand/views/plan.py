@@ -13,6 +13,7 @@ from taskhand.plan import schedule
 from taskhand.plan.model import Plan, Status, Task
 from taskhand.plan.problems import relative_path
 from taskhand.plan.schedule import Statuses
+from taskhand.text import plural
 
 if TYPE_CHECKING:
     from taskhand.pipeline.standing import Standing
@@ -104,7 +105,7 @@ def plan_text(plan: Plan, statuses: Statuses, standings: Standings | None = None
     data = plan_json(plan, statuses)
     by_id = plan.by_id()
     head = f"{plan.code} - {plan.title}" if plan.code else plan.title
-    lines = [f"{head}  ({plan.dialect}, {len(plan.tasks)} tasks)"]
+    lines = [f"{head}  ({plan.dialect}, {plural(len(plan.tasks), 'task')})"]
     for phase in plan.phases:
         named = phase.title != f"Phase {phase.number}"
         lines.append(f"\nPhase {phase.number}: {phase.title}" if named else f"\n{phase.title}")
@@ -128,7 +129,7 @@ def plan_text(plan: Plan, statuses: Statuses, standings: Standings | None = None
                 lines.append(f"        asks: {waiting[-1]}")
     path, width = data["critical_path"], data["width"]
     lines.append(
-        f"\nCritical path: {len(path)} of {len(plan.tasks)} tasks "
+        f"\nCritical path: {len(path)} of {plural(len(plan.tasks), 'task')} "
         f"({' -> '.join(path) if len(path) <= 12 else _elide(path)}); width {width}"
     )
     lines.append(next_text(data))

@@ -176,3 +176,44 @@ def test_a_line_that_reads_as_structure_gets_one_backslash_more() -> None:
     ]
     assert prose.unescape(written) == text
     assert prose.one_line("a\nb\u2028  c\x85d") == "a b c d"
+
+
+def test_a_fenced_code_block_stays_code_where_the_file_is_shown() -> None:
+    """Its fences are written as they are, so a `# comment` in it is no heading where the file
+    is shown; a line in it a reader takes as structure is escaped still, and a fence without
+    its partner (or inside another block, or first, after TaskTrack's label) is escaped."""
+    text = "Run:\n```bash\n# install\n## Spec\n~~~\n```\n~~~ open\nlast"
+    written = prose.escape(text)
+    assert written.split("\n") == [
+        "Run:",
+        "```bash",
+        "# install",
+        "\\## Spec",
+        "\\~~~",
+        "```",
+        "\\~~~ open",
+        "last",
+    ]
+    assert prose.unescape(written) == text
+    assert prose.escape("```\nx\n```").split("\n") == ["\\```", "x", "\\```"]
+
+
+def test_a_section_written_after_a_code_block_is_found_again() -> None:
+    """The harness finds its sections past a description's code block (sections.py counts
+    fences): a fence written bare is always one of a pair."""
+    task = Task("T-001", "Say hello", "Run:\n```sh\n## Spec\n~~~\n```\nDone.", list(CRITERIA))
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        for name, text in render_files(task_plan(Dialect.MARKDOWN, task)).items():
+            (root / name).write_text(text, encoding="utf-8")
+        loaded, _ = formats.load(root)
+        assert loaded is not None
+        docs = Documents(loaded, StateDir(root / "state"))
+        [written] = loaded.tasks
+        docs.write_plan(written, "first")
+        docs.write_plan(written, "second")
+        reloaded, _ = formats.load(root)
+        assert reloaded is not None
+        [back] = reloaded.tasks
+        assert docs.read(back, "plan") == "second"
+        assert back.description == task.description

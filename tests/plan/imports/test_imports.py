@@ -118,7 +118,14 @@ def test_malformed_and_unknown_files_are_refused(tmp_path: Path, run_cli: RunCli
     remote = tmp_path / "remote.json"
     remote.write_text('{"master": {"tasks": [{"id": "HAM-12", "title": "x"}]}}')
     assert refused(run_cli, tmp_path, remote).startswith(
-        f"{remote} at $.master.tasks[0].id: task id 'HAM-12' is not a whole number"
+        f'{remote} at $.master.tasks[0].id: task id "HAM-12" is not a whole number'
+    )
+    for raw, what in [(-1, "is negative"), (1234567890, "has 10 digits, more than the 9")]:
+        remote.write_text(json.dumps({"master": {"tasks": [{"id": raw, "title": "x"}]}}))
+        assert f"task id {raw} {what}" in refused(run_cli, tmp_path, remote)
+    remote.write_text('{"tasks": [{"id": 1, "title": ["x"]}]}')
+    assert refused(run_cli, tmp_path, remote).startswith(
+        f"{remote} at $.tasks[0].title: not a Taskmaster task: its title is a list, not text"
     )
     no_tasks = tmp_path / "none.json"
     no_tasks.write_text('{"master": {"tasks": []}}')

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from taskhand.plan.imports import import_plan
-from taskhand.plan.model import Dialect, Status
+from taskhand.plan.imports import Imported, import_plan
+from taskhand.plan.model import Dialect, Plan, Status
 from taskhand.plan.validate import validate
 from tests.plan.imports import FIXTURES, holds, imported
 
@@ -190,3 +190,126 @@ def test_imported_text_that_looks_like_structure_stays_text(
     assert [c.text for c in imported_task.criteria] == ["the page says hello"]
     assert HOSTILE in imported_task.description
     assert imported_task.documents == {} and imported_task.resolution is None
+
+
+def import_tasks(
+    tmp_path: Path, tasks: list[object], dialect: Dialect = Dialect.TASKTRACK
+) -> tuple[Imported, Plan]:
+    """Import a tasks.json of `tasks` (tag master); what was imported, and the plan read back."""
+    source = tmp_path / "tasks.json"
+    source.write_text(json.dumps({"master": {"tasks": tasks}}), encoding="utf-8")
+    out = tmp_path / f"plan-{dialect}"
+    done = import_plan(source, out, dialect, code="HEY" if dialect is Dialect.TASKTRACK else None)
+    return done, validate(out).require()
+
+
+def test_open_subtasks_of_a_done_parent_are_not_offered_again(tmp_path: Path) -> None:
+    """Taskmaster offers no subtask of a finished task: a plan that offered them would run
+    finished work. They are imported DONE with their parent, and the import says so."""
+    subtasks = [
+        {"id": 1, "title": "Schema", "status": "done", "dependencies": []},
+        {"id": 2, "title": "Seed data", "status": "pending", "dependencies": [1]},
+        {"id": 3, "title": "Indexes", "status": "in-progress", "dependencies": []},
+    ]
+    tasks = [
+        {"id": 1, "title": "Database", "status": "done", "dependencies": [], "subtasks": subtasks},
+        {"id": 2, "title": "API", "status": "pending", "dependencies": [1]},
+    ]
+    done, plan = import_tasks(tmp_path, tasks)
+    by_source = {s: plan.by_id()[t] for s, t in done.ids.items()}
+    assert [s for s, t in by_source.items() if t.status is Status.OPEN] == ["2"]
+    assert by_source["1.2"].resolution == (
+        "Imported as done with its parent 1, finished in Taskmaster's tasks.json, tag master; "
+        "its own status was pending."
+    )
+    assert [d.render() for d in done.dropped] == [
+        "$.master.tasks[0].status: 1 is done but 2 subtasks of it (1.2, 1.3) are not: imported "
+        "as DONE with it, as Taskmaster offers no subtask of a finished task (reopen them in the "
+        "plan if the work remains)"
+    ]
+
+
+def test_code_in_details_is_kept_byte_for_byte(tmp_path: Path) -> None:
+    code = "```bash\n# install the tools\nnpm ci   \n\n\n\n## not a section\n\tmake\n```"
+    details = f"Set up the build.  \n\n\n\n{code}\n\nThen run it."
+    tasks = [{"id": 1, "title": "Build", "details": details, "status": "pending"}]
+    for dialect in Dialect:
+        _, plan = import_tasks(tmp_path, tasks, dialect)
+        [task] = plan.tasks
+        assert f"Set up the build.\n\n{code}\n\nThen run it." in task.description
+        assert task.documents == {} and len(task.criteria) == 0
+        # in the file too the code stays code: its fences bare, its comment no heading
+        [file] = [
+            f for f in (tmp_path / f"plan-{dialect}").glob("*.md") if "npm ci" in f.read_text()
+        ]
+        assert (
+            "\n```bash\n# install the tools\nnpm ci   \n\n\n\n\\## not a section\n\tmake\n```\n"
+            in (file.read_text(encoding="utf-8"))
+        )
+
+
+def test_fields_of_the_wrong_kind_are_reported_never_written_as_python(tmp_path: Path) -> None:
+    tasks = [
+        {"id": 1, "title": "Login", "status": "pending", "dependencies": []},
+        {
+            "id": 2,
+            "title": "Logout",
+            "description": ["Clear the session.", "Redirect home."],
+            "details": {"step": "clear cookie"},
+            "testStrategy": {"unit": "cookie gone"},
+            "priority": {"level": "high"},
+            "tags": ["auth", {"x": 1}],
+            "status": "pending",
+            "dependencies": "1",
+            "subtasks": {"id": 1},
+        },
+        {"id": 3, "title": "Audit", "status": ["done"], "dependencies": [1, {"id": 2}, None]},
+    ]
+    done, plan = import_tasks(tmp_path, tasks)
+    by_source = {s: plan.by_id()[t] for s, t in done.ids.items()}
+    assert list(done.ids) == ["1", "2", "3"]
+    assert by_source["2"].dependencies == [done.ids["1"]]  # "1" read as the list [1]
+    assert by_source["3"].dependencies == [done.ids["1"]]
+    assert "Clear the session.\nRedirect home." in by_source["2"].description
+    for task in plan.tasks:
+        assert "{" not in task.description and "[" not in task.description, task.description
+    assert [d.render() for d in done.dropped] == [
+        '$.master.tasks[1].dependencies: 2\'s dependencies are "1", not a list: read as ["1"]',
+        "$.master.tasks[1].subtasks: 2's subtasks is an object, not a list: left out",
+        "$.master.tasks[1].description: 2's description is a list, not text: its 2 texts are "
+        "kept, one a line",
+        "$.master.tasks[1].details: 2's details is an object, not text: left out",
+        "$.master.tasks[1].priority: 2's priority is an object, not text: left out",
+        "$.master.tasks[1].tags: 2's tags is a list, not text: left out",
+        "$.master.tasks[1].testStrategy: 2's testStrategy is an object, not text: left out",
+        '$.master.tasks[2].dependencies[1]: 3\'s dependency {"id": 2} is not a task id',
+        "$.master.tasks[2].dependencies[2]: 3's dependency null is not a task id",
+        "$.master.tasks[2].status: 3's status is a list, not text: left out",
+    ]
+
+
+def test_subtask_ids_written_with_a_task_number_are_read_as_their_own(tmp_path: Path) -> None:
+    """Files people committed write a subtask's id as "3.1", as the JSON number 3.10 (not
+    3.1), or with another task's number: each is read as its own number under its parent."""
+    source = tmp_path / "tasks.json"
+    source.write_text(
+        '{"tasks": [{"id": 3, "title": "Game loop", "subtasks": ['
+        '{"id": "3.1", "title": "Tick"}, {"id": 3.10, "title": "Render", "dependencies": [3.1]},'
+        '{"id": "4.2", "title": "Input"}]}]}'
+    )
+    out = tmp_path / "plan"
+    done = import_plan(source, out, Dialect.TASKTRACK, code="GAME")
+    plan = validate(out).require()
+    assert list(done.ids) == ["3.1", "3.10", "3.2", "3"]
+    assert plan.by_id()[done.ids["3.10"]].dependencies == [done.ids["3.1"]]
+    assert [d.render() for d in done.dropped] == [
+        '$.tasks[0].subtasks[2].id: subtask id "4.2" of task 3 names task 4: read as 3.2'
+    ]
+
+
+def test_a_parent_of_one_subtask_says_it_in_the_singular(tmp_path: Path) -> None:
+    tasks = [{"id": 1, "title": "Login", "subtasks": [{"id": 1, "title": "Form"}]}]
+    done, plan = import_tasks(tmp_path, tasks)
+    assert plan.by_id()[done.ids["1"]].description.endswith(
+        "Its 1 subtask comes first, as a task of its own; this task completes and checks the whole."
+    )

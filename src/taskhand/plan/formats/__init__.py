@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from taskhand.plan.formats import markdown, tasktrack
+from taskhand.plan.formats import markdown, tasktrack, tasktrack_task
 from taskhand.plan.formats.files import list_folder
 from taskhand.plan.model import Dialect, Plan
 from taskhand.plan.problems import Collector, Problem
@@ -69,3 +69,15 @@ def detect(names: list[str]) -> Dialect | None:
     if markdown.is_markdown_plan(names):
         return Dialect.MARKDOWN
     return Dialect.TASKTRACK if overviews else None
+
+
+def unknown_task(plan: Plan, task_id: str, where: str) -> str:
+    """Why `task_id` names no task of `plan` (shown as `where`): what is wrong with it as an
+    id of the plan's dialect, or that the plan has none such."""
+    if plan.dialect is Dialect.TASKTRACK:
+        problem = tasktrack_task.id_problem(task_id)
+        if not problem and plan.code and not task_id.startswith(f"{plan.code}-"):
+            problem = f"the plan's ids start with {plan.code}-"
+    else:
+        problem = "" if markdown.ID_RE.match(task_id) else "an id is T- and a number, like T-001"
+    return f"no task {task_id} in {where}" + (f", nor can there be: {problem}" if problem else "")

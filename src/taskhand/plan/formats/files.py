@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskhand.plan.problems import Collector
+from taskhand.text import utf16
 
 MAX_FILE_BYTES = 8 * 1024 * 1024
 
@@ -62,6 +63,14 @@ def read_text(path: Path, root: Path, out: Collector) -> str | None:
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop, on Python 3.11
         reason = getattr(exc, "strerror", None) or str(exc).split(":")[0]
         out.error(None, f"cannot be read: {reason}", "replace it with a readable file", "io")
+        return None
+    if utf16(data):
+        out.error(
+            None,
+            "UTF-16 text; a plan file must be UTF-8",
+            "save the file as UTF-8 (in most editors: Save with Encoding, UTF-8)",
+            "encoding",
+        )
         return None
     if b"\x00" in data:
         offset = data.index(b"\x00")

@@ -38,7 +38,7 @@ EXTENSION_KEYS = (
 PIPELINES = ("default", "full")
 KNOWN_KEYS = ("id", "title", *EXTENSION_KEYS)
 
-_ID_RE = re.compile(r"^T-\d+$")  # Tilth's own pattern, \d and all
+ID_RE = re.compile(r"^T-\d+$")  # Tilth's own pattern, \d and all
 _HEADING_RE = re.compile(r"^##\s+(.*\S)\s*$")
 _AC_HEADING = "acceptance criteria"
 # The sections the harness writes as a task goes through the full lifecycle.
@@ -118,7 +118,7 @@ def parse_task(text: str, out: Collector) -> Task | None:
     if not task_id:
         out.error(start + 1, "frontmatter has no id", "add a line like 'id: T-001'", "id")
         ok = False
-    elif not _ID_RE.match(task_id):
+    elif not ID_RE.match(task_id):
         out.error(key_lines["id"], f"id {task_id!r} is not of the form T-<digits>", "use T-001")
         ok = False
     title = fields.get("title", "")
@@ -221,7 +221,7 @@ def _apply_key(task: Task, key: str, value: str) -> None:
         task.phase = _positive_int(value)
     elif key == "depends":
         task.dependencies = _split_list(value)
-        bad = [d for d in task.dependencies if not _ID_RE.match(d)]
+        bad = [d for d in task.dependencies if not ID_RE.match(d)]
         if bad:
             raise ValueError(f"{', '.join(bad)} is not a task id like T-001")
     elif key == "paths":
@@ -253,6 +253,13 @@ def _positive_int(value: str) -> int:
     if not value.isascii() or not value.isdigit() or len(value) > 6 or int(value) < 1:
         raise ValueError(f"{value!r} is not a whole number from 1 to 999999")
     return int(value)
+
+
+# A task's `paths` are one line, split at commas and spaces: a path holding either is refused,
+# by every command that would write one, in these words.
+PATH_SEPARATOR = (
+    "holds a comma or a space, which a Markdown task's paths list (split at both) cannot"
+)
 
 
 def _split_list(value: str) -> list[str]:

@@ -9,6 +9,11 @@ written as `\\n`, since the Markdown reader splits lines at every Unicode break 
 TaskTrack's at `\\n` only. Text composed inside a section (a plan's `### Review` blocks) is
 escaped the same way against the lines its own reader takes as structure, before the section
 is escaped as a whole.
+
+A fenced code block is the exception: its opening and closing fences, when both are there, are
+written as they are, so the code stays code where the file is shown (a `# comment` in it no
+heading); a line inside it that reads as structure is still escaped. The first line is never
+taken as a fence: in TaskTrack it follows its field's label.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ STRUCTURE = re.compile(
     re.VERBOSE,
 )
 _LINE = re.compile(r"(\s*)(\\*)(.*)", re.DOTALL)
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 
 
 def normal(text: str) -> str:
@@ -37,7 +43,10 @@ def escape(text: str, structure: re.Pattern[str] = STRUCTURE) -> str:
     """`text` (normalised) as it is written into a plan file: each line that would read as
     `structure` gets one more backslash before its mark."""
     lines = normal(text).split("\n")
-    return "\n".join(_escape_line(line, structure) for line in lines)
+    code = fences(lines) if structure is STRUCTURE else set()
+    return "\n".join(
+        line if n in code else _escape_line(line, structure) for n, line in enumerate(lines)
+    )
 
 
 def unescape(text: str, structure: re.Pattern[str] = STRUCTURE) -> str:
@@ -49,6 +58,25 @@ def one_line(text: str) -> str:
     """Text for a one-line place (a title, a front matter value, a field's value on its
     label's line): its words with single spaces, so it can start no other line."""
     return " ".join(text.split())
+
+
+def fences(lines: list[str]) -> set[int]:
+    """The indexes of the lines that open and close a fenced code block, in pairs, as Markdown
+    reads them: the closing fence of the opening one's mark, at least as long, bare."""
+    found: set[int] = set()
+    opened: tuple[int, str] | None = None
+    for n, line in enumerate(lines[1:], start=1):
+        fence = _FENCE.fullmatch(line)
+        if fence is None:
+            continue
+        mark, rest = fence.groups()
+        if opened is None:
+            if not (mark[0] == "`" and "`" in rest):  # a backtick fence's info has none
+                opened = (n, mark)
+        elif mark[0] == opened[1][0] and len(mark) >= len(opened[1]) and not rest.strip():
+            found |= {opened[0], n}
+            opened = None
+    return found
 
 
 def _escape_line(line: str, structure: re.Pattern[str]) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from taskhand.plan.formats import prose
 from taskhand.plan.formats.files import Listing, read_text
 from taskhand.plan.formats.minimark import check_order, check_timestamp, split_fields, split_list
-from taskhand.plan.formats.tasktrack_task import ID_RE, STATUS_CODES, parse_task_text
+from taskhand.plan.formats.tasktrack_task import ID_RE, STATUS_CODES, id_problem, parse_task_text
 from taskhand.plan.model import Dialect, Phase, Plan, Status, Task, counter, id_key
 from taskhand.plan.problems import Collector, Problem
 
@@ -20,6 +20,10 @@ OVERVIEW_SUFFIX = "-TaskTrack.md"
 SPEC_RE = re.compile(r"^TaskTrack-.+\.md$")
 CODE_RE = re.compile(r"^[A-Z]{3,5}$")
 OVERVIEW_FIELDS = ("Objective", "Created", "Resources")
+# A plan's Resources are comma-separated: a source whose path holds a comma is refused, by
+# every command that would write one, in these words.
+RESOURCE_COMMA = "its path holds a comma, which TaskTrack's comma-separated Resources cannot"
+RESOURCE_COMMA_FIX = "rename the file or its folder, or pass a copy without one"
 
 _TASK_FILE_RE = re.compile(r"^(?P<code>[A-Za-z]+)-(?P<n>\d+)\.md$")
 # A title ends at its last non-space: `(?:.*\S)?` rather than `.*?` before `\s*$`, which would
@@ -142,7 +146,8 @@ def _parse_phases(
         if not ID_RE.match(task_id) or not task_id.startswith(code + "-"):
             out.error(
                 number,
-                f"{task_id!r} is not a task id of plan {code}",
+                f"{task_id!r} is not a task id of plan {code}"
+                + (f": {id_problem(task_id)}" if id_problem(task_id) else ""),
                 f"use {code}-<N> with N from 1",
                 "task-id",
             )

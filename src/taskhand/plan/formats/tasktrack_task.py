@@ -27,6 +27,27 @@ OUTCOME_FIELDS = ("Request", "Response", "Resolution", "Failure")
 ID_RE = re.compile(r"^(?P<code>[A-Z]{3,5})-(?P<n>[1-9][0-9]{0,8})$")
 _TASK_HEAD_RE = re.compile(r"^#\s+(?P<id>[^:\s]+)\s*:\s*(?P<title>(?:.*\S)?)\s*$")
 STATUS_CODES = dict(Status.__members__)  # "OPEN" -> Status.OPEN, ...
+_ID_PARTS_RE = re.compile(r"^(?P<code>[^-]*)-(?P<n>-?[0-9]+)$")
+
+
+def id_problem(text: str) -> str:
+    """What is wrong with `text` as a TaskTrack task id, in words; "" when nothing is."""
+    if ID_RE.match(text):
+        return ""
+    if re.fullmatch(r"-?[0-9]+", text):
+        return "a number alone; an id is a plan code and a number from 1, like FOO-1"
+    parts = _ID_PARTS_RE.match(text)
+    if parts is None:
+        return "an id is a plan code and a number, like FOO-1"
+    if not re.fullmatch(r"[A-Z]{3,5}", parts["code"]):
+        return f"its code {parts['code']!r} is not 3 to 5 letters A-Z"
+    number = parts["n"]
+    if number.startswith("-"):
+        return "its number is negative; numbers count from 1"
+    if number.startswith("0"):
+        return "its number starts with 0; numbers count from 1, with no leading zero"
+    return f"its number has {len(number)} digits, more than the 9 an id may have"
+
 
 # Fields taskhand adds to a task file, with the values each takes.
 EXTENSIONS = {"Kind": ("logic", "ui", "vague"), "Pipeline": ("default", "full")}
@@ -94,7 +115,7 @@ def _apply_field(task: Task, f: Field, out: Collector) -> None:
             if not ID_RE.match(dep):
                 out.error(
                     f.line,
-                    f"dependency {dep!r} is not a task id",
+                    f"dependency {dep!r} is not a task id: {id_problem(dep)}",
                     "list ids like FOO-1, separated by commas, or write 'none'",
                     "dependency",
                 )

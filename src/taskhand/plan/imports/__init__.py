@@ -58,6 +58,10 @@ def import_plan(
         code = code or default_code(out)
         if not tasktrack.CODE_RE.match(code):
             raise ImportFileError(f"plan code {code!r} is not 3 to 5 letters A-Z", fix="--code FOO")
+    if dialect is Dialect.TASKTRACK and "," in str(source.resolve()):
+        raise ImportFileError(
+            tasktrack.RESOURCE_COMMA, where=str(source), fix=tasktrack.RESOURCE_COMMA_FIX
+        )
     spec = publication.checked(spec, dialect)
     if spec is None and dialect is Dialect.TASKTRACK:
         spec = publication.nearby(out.parent if out.parent.exists() else Path.cwd())

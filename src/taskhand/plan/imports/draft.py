@@ -10,13 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from taskhand.plan import carried
-from taskhand.plan.formats import prose
+from taskhand.plan.formats import markdown, prose
 from taskhand.plan.formats.criteria import CriterionError, parse_criterion
 from taskhand.plan.formats.tasktrack_edit import now
 from taskhand.plan.model import Criterion, Dialect, Phase, Plan, Status, Task
-from taskhand.text import printable
+from taskhand.text import plural, printable
 
 TITLE_MAX = 100
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
 @dataclass(frozen=True)
@@ -150,6 +151,10 @@ def _task(item: Item, task_id: str, phase: int, dialect: Dialect, dropped: list[
         task.resolution = clean_line(item.done)
     if dialect is Dialect.MARKDOWN:
         task.paths = [p for p in dict.fromkeys(item.paths) if safe_path(p)]
+        for path in (p for p in dict.fromkeys(item.paths) if re.search(r"[,\s]", p)):
+            dropped.append(
+                Dropped(item.where, f"{item.key}'s path {path!r} {markdown.PATH_SEPARATOR}")
+            )
     return task
 
 
@@ -252,26 +257,35 @@ def _deps_first(tasks: list[Task], by_id: dict[str, Task]) -> list[Task]:
     return order
 
 
-def plural(n: int, noun: str) -> str:
-    """'1 task', '2 tasks', '3 dependencies'."""
-    if n == 1:
-        return f"1 {noun}"
-    return f"{n} {noun[:-1]}ies" if noun.endswith("y") else f"{n} {noun}s"
-
-
 def clean_line(text: str) -> str:
     """One line of text, safe in any field: no control characters, single spaces."""
     return " ".join(printable(text, lines=True).split())
 
 
 def clean_text(text: str) -> str:
-    """Text for a description or objective: no control characters, no runs of blank lines.
-    It is written as prose (plan/formats/prose.py), so no line of it reads as structure."""
-    lines = printable(prose.normal(text), lines=True).split("\n")
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(line.rstrip() for line in lines)).strip()
+    """Text for a description or objective: no control characters, no trailing spaces or runs
+    of blank lines outside code fences; a fenced block is code, kept as written. It is written
+    as prose (plan/formats/prose.py), so no line of it reads as structure."""
+    kept: list[str] = []
+    fence = ""  # the open fence's mark, "" outside one
+    for line in printable(prose.normal(text), lines=True).split("\n"):
+        mark = _FENCE.match(line)
+        if fence and mark and mark[1].startswith(fence) and not line.strip(" `~\t"):
+            fence = ""  # the closing fence: the opening one's mark, at least as long
+            kept.append(line)
+        elif fence:
+            kept.append(line)
+        elif not line.strip():
+            if kept and kept[-1]:
+                kept.append("")  # one blank line of a run
+        else:
+            fence = mark[1] if mark else ""
+            kept.append(line.rstrip())
+    return "\n".join(kept).strip()
 
 
 def safe_path(path: str) -> bool:
     """A path a Markdown plan's `paths` may name: inside the repository, outside `.git`."""
     parts = path.strip("/").split("/")
-    return not path.startswith("/") and ".." not in parts and ".git" not in parts
+    separated = re.search(r"[,\s]", path)  # reported: see _task
+    return not (path.startswith("/") or ".." in parts or ".git" in parts or separated)

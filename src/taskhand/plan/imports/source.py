@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from taskhand.errors import UserError
+from taskhand.text import utf16
 
 # Real files are tens of kilobytes; a cap keeps a mistaken path (a log, a dump) from being read.
 MAX_BYTES = 4 * 1024 * 1024
@@ -54,6 +55,16 @@ def read_source(path: Path) -> str:
         ) from None
     if not data.strip():
         raise ImportFileError("the file is empty", where=where, fix=FIX_KINDS)
+    codec = utf16(data)
+    if codec is not None:  # as Windows tools save text: read it so
+        try:
+            return data.decode(codec).lstrip("\ufeff")
+        except UnicodeDecodeError as exc:
+            raise ImportFileError(
+                f"UTF-16 text with a broken character (byte {exc.start})",
+                where=where,
+                fix="save it as UTF-8",
+            ) from None
     if b"\x00" in data[:8192]:
         raise ImportFileError("a binary file, not text", where=where, fix=FIX_KINDS)
     try:
@@ -70,6 +81,10 @@ def detect(text: str, path: Path) -> tuple[SourceFormat, Any]:
         return SourceFormat.TASKMASTER, parse_json(text, path)
     if SPECKIT_TASK_RE.search(text):
         return SourceFormat.SPECKIT, None
+    try:  # JSON of another kind ("text", 42, null) is JSON: Taskmaster's reader says what it is
+        return SourceFormat.TASKMASTER, json.loads(text, parse_float=str)
+    except (json.JSONDecodeError, RecursionError):
+        pass
     raise ImportFileError(
         "neither a Spec Kit tasks.md (no task line like '- [ ] T001 ...') "
         "nor a Taskmaster tasks.json (not JSON)",
@@ -80,7 +95,7 @@ def detect(text: str, path: Path) -> tuple[SourceFormat, Any]:
 
 def parse_json(text: str, path: Path) -> Any:
     try:
-        return json.loads(text)
+        return json.loads(text, parse_float=str)  # as written: subtask id 10.10 is not 10.1
     except json.JSONDecodeError as exc:
         raise ImportFileError(
             f"malformed JSON: {exc.msg}",

@@ -10,8 +10,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from taskhand.plan.imports.draft import Draft, Dropped, Item, plural
+from taskhand.plan.imports.draft import Draft, Dropped, Item
+from taskhand.plan.imports.fields import Fields, kind_of, shown
 from taskhand.plan.imports.source import ImportFileError
+from taskhand.text import plural
 
 MASTER = "master"
 KNOWN_MAJOR = "1"
@@ -22,6 +24,7 @@ _MAPPED |= {"subtasks", "acceptanceCriteria", "relevantFiles", "parentTaskId", "
 _ID = re.compile(r"^[0-9]{1,9}$")
 _SUB_ID = re.compile(r"^([0-9]{1,9})\.([0-9]{1,9})$")
 _WRITES = ("create", "modify")
+_FINISHED = ("done", "completed", "cancelled")
 
 
 class TaskmasterStatus(StrEnum):
@@ -50,7 +53,9 @@ def read(data: Any, source: Path, tag: str | None = None) -> Draft:
     for key, (count, where) in unmapped.items():
         times = "once" if count == 1 else f"{count} times"
         dropped.append(Dropped(where, f"the field {key} ({times}) has no home in a plan"))
-    name = meta.get("projectName") or meta.get("name") or f"Taskmaster tasks ({chosen or MASTER})"
+    names = [meta.get(k) for k in ("projectName", "name")]
+    name = next((n for n in names if isinstance(n, str) and n.strip()), None)
+    name = name or f"Taskmaster tasks ({chosen or MASTER})"
     objective = f"{name}: the tasks of {context}, imported by taskhand."
     if isinstance(meta.get("description"), str) and meta["description"].strip():
         objective += "\n\n" + meta["description"]
@@ -62,21 +67,27 @@ def _select(
 ) -> tuple[list[Any], str, str | None, dict[str, Any], list[Dropped]]:
     """The tasks to import, their JSON path, the tag, its metadata, and the tags left out."""
     where = str(source)
-    if isinstance(data, dict) and isinstance(data.get("tasks"), list):
-        if tag not in (None, MASTER):
-            raise ImportFileError(
-                f"--tag {tag}: the file has no tags", where=where, fix="leave --tag out"
-            )
+    untagged = isinstance(_dict(data).get("tasks"), list)
+    if (untagged or _task_list(data)) and tag not in (None, MASTER):
+        raise ImportFileError(
+            f"--tag {tag}: the file has no tags", where=where, fix="leave --tag out"
+        )
+    if untagged:
         return data["tasks"], "$.tasks", None, _dict(data.get("metadata")), []
-    tags = (
-        {k: v for k, v in data.items() if isinstance(v, dict) and isinstance(v.get("tasks"), list)}
-        if isinstance(data, dict)
-        else {}
-    )
+    if _task_list(data):
+        what = 'the file is a list of tasks, not {"tasks": [...]}: read as its tasks'
+        return data, "$", None, {}, [Dropped("$", what)]
+    tags = {k: v for k, v in _dict(data).items() if isinstance(_dict(v).get("tasks"), list)}
+    bare = {k: v for k, v in _dict(data).items() if k not in tags and _task_list(v)}
+    tags |= {k: {"tasks": v} for k, v in bare.items()}
     if not tags:
         raise ImportFileError(
-            'JSON, but not a Taskmaster tasks.json taskhand knows: no "tasks" list, '
-            'at the top or under a tag like "master"',
+            "JSON, but not a Taskmaster tasks.json taskhand knows: "
+            + (
+                'no "tasks" list, at the top or under a tag like "master"'
+                if isinstance(data, dict)
+                else f"{kind_of(data)} at the top, not an object"
+            ),
             where=where,
             fix="give Taskmaster's .taskmaster/tasks/tasks.json",
         )
@@ -85,6 +96,7 @@ def _select(
             f"no tag {tag!r} in the file", where=where, fix=f"use one of: {', '.join(tags)}"
         )
     chosen = tag or (MASTER if MASTER in tags else next(iter(tags)))
+    at = f"{_path(chosen)}" + ("" if chosen in bare else ".tasks")
     dropped = [
         Dropped(
             _path(other),
@@ -94,12 +106,24 @@ def _select(
         for other, body in tags.items()
         if other != chosen
     ]
+    if chosen in bare:
+        what = f'tag {chosen!r} is a list of tasks, not {{"tasks": [...]}}: read as its tasks'
+        dropped.append(Dropped(_path(chosen), what))
     return (
         tags[chosen]["tasks"],
-        f"{_path(chosen)}.tasks",
+        at,
         chosen,
         _dict(tags[chosen].get("metadata")),
         dropped,
+    )
+
+
+def _task_list(value: Any) -> bool:
+    """Whether `value` is a list of tasks written straight under a tag, as some files have it."""
+    return (
+        bool(value)
+        and isinstance(value, list)
+        and all(isinstance(t, dict) and "id" in t and "title" in t for t in value)
     )
 
 
@@ -127,19 +151,41 @@ def _check_version(meta: dict[str, Any], source: Path, at: str) -> None:
         )
 
 
-def _id_of(entry: Any, at: str, source: Path) -> str:
-    """A task's or subtask's id as text; anything but a whole number is a shape not known."""
-    if not isinstance(entry, dict) or not isinstance(entry.get("title"), str):
+def _id_of(
+    entry: Any,
+    at: str,
+    source: Path,
+    parent: str | None = None,
+    dropped: list[Dropped] | None = None,
+) -> str:
+    """A task's or subtask's id as text; anything but a whole number is a shape not known,
+    but for a subtask's id written with a task's ("7.1"), read as its own number (reported
+    when the task is not its parent)."""
+    title = entry.get("title") if isinstance(entry, dict) else None
+    if not isinstance(title, str):
         raise ImportFileError(
-            "not a Taskmaster task: no title",
-            where=f"{source} at {at}",
+            "not a Taskmaster task: "
+            + ("no title" if title is None else f"its title is {kind_of(title)}, not text"),
+            where=f"{source} at {at}" + ("" if title is None else ".title"),
             fix="give each task an id and a title, as Taskmaster writes them",
         )
     raw = entry.get("id")
-    text = str(raw) if isinstance(raw, int | str) and not isinstance(raw, bool) else ""
+    text = str(raw).strip() if isinstance(raw, int | str) and not isinstance(raw, bool) else ""
+    whole = _SUB_ID.match(text)
+    if parent is not None and whole:
+        if str(int(whole[1])) != parent and dropped is not None:
+            what = f"subtask id {shown(raw)} of task {parent} names task {int(whole[1])}"
+            dropped.append(Dropped(f"{at}.id", f"{what}: read as {parent}.{int(whole[2])}"))
+        text = whole[2]
     if not _ID.match(text):
+        if re.fullmatch(r"-[0-9]+", text):
+            what = "is negative; Taskmaster numbers tasks from 1"
+        elif re.fullmatch(r"[0-9]+", text):
+            what = f"has {len(text)} digits, more than the 9 taskhand reads"
+        else:
+            what = "is not a whole number, as Taskmaster's file storage writes ids"
         raise ImportFileError(
-            f"task id {raw!r} is not a whole number, as Taskmaster's file storage writes it",
+            f"task id {shown(raw)} {what}",
             where=f"{source} at {at}.id",
             fix="give the tasks.json of Taskmaster's local file storage",
         )
@@ -160,32 +206,43 @@ def _items(
     task itself, which depends on them: it completes and checks the whole."""
     key = _id_of(task, at, source)
     own = _deps(task, at, key, None, top, set(), dropped)
-    raw_subtasks = _list(task.get("subtasks"))
+    raw_subtasks = Fields(task, at, key, dropped).of("subtasks", list) or []
     subs = [
-        (n, s, f"{key}.{_id_of(s, f'{at}.subtasks[{n}]', source)}")
+        (n, s, f"{key}.{_id_of(s, f'{at}.subtasks[{n}]', source, key, dropped)}")
         for n, s in enumerate(raw_subtasks)
     ]
     siblings = {sub_key.split(".")[1] for _, _, sub_key in subs}
+    finished = _status_text(task, at, key) in _FINISHED
     items = []
     for n, sub, sub_key in subs:
         where = f"{at}.subtasks[{n}]"
-        item = _item(
-            sub,
-            where,
-            sub_key,
-            f'subtask {sub_key} of task {key} "{task["title"]}"',
-            context,
-            unmapped,
-            dropped,
-        )
+        what = f'subtask {sub_key} of task {key} "{task["title"]}"'
+        item = _item(sub, where, sub_key, what, context, unmapped, dropped, finished)
         item.deps = [*_deps(sub, where, sub_key, key, top, siblings, dropped), *own]
         items.append(item)
     parent = _item(task, at, key, f"task {key}", context, unmapped, dropped)
     parent.deps = [*own, *(sub_key for _, _, sub_key in subs)]
     if subs:
-        parent.text += (
-            f"\n\nIts {len(subs)} subtasks come first, as tasks of their own; this "
-            "task completes and checks the whole."
+        first = (
+            "1 subtask comes first, as a task of its own"
+            if len(subs) == 1
+            else f"{len(subs)} subtasks come first, as tasks of their own"
+        )
+        parent.text += f"\n\nIts {first}; this task completes and checks the whole."
+    open_subs = [i.key for i in items if i.done and i.done.startswith(_UNDER_FINISHED)]
+    if open_subs:
+        # Taskmaster's `next` offers no subtask of a finished task; neither may a run.
+        named = list(dict.fromkeys(open_subs))
+        listed = ", ".join(named[:8]) + (", ..." if len(named) > 8 else "")
+        one = len(open_subs) == 1
+        dropped.append(
+            Dropped(
+                f"{at}.status",
+                f"{key} is {_status_text(task, at, key)} but {plural(len(open_subs), 'subtask')} "
+                f"of it ({listed}) {'is' if one else 'are'} not: imported as DONE with it, as "
+                "Taskmaster offers no subtask of a finished task (reopen "
+                f"{'it' if one else 'them'} in the plan if the work remains)",
+            )
         )
     return [*items, parent]
 
@@ -198,19 +255,23 @@ def _item(
     context: str,
     unmapped: dict[str, tuple[int, str]],
     dropped: list[Dropped],
+    under_finished: bool = False,
 ) -> Item:
-    parts = [str(entry.get(k) or "").strip() for k in ("description", "details")]
-    notes = [f"{label}: {_words(entry[k])}" for k, label in _TEXT_KEYS.items() if entry.get(k)]
+    fields = Fields(entry, at, key, dropped)
+    parts = [fields.text(k).strip() for k in ("description", "details")]
+    notes = [f"{label}: {w}" for k, label in _TEXT_KEYS.items() if (w := fields.words(k))]
     origin = f"From {context}: {what}" + (f" ({'; '.join(notes)})." if notes else ".")
     item = Item(key, entry["title"], "\n\n".join([*filter(None, parts), origin]), 0, at)
-    item.criteria = _lines(entry.get("testStrategy")) + _lines(entry.get("acceptanceCriteria"))
-    files = _list(entry.get("relevantFiles"))
+    item.criteria = [
+        line for k in ("testStrategy", "acceptanceCriteria") for line in fields.lines(k)
+    ]
+    files = fields.of("relevantFiles", list) or []
     item.paths = [
         f["path"]
         for f in files
         if isinstance(f, dict) and isinstance(f.get("path"), str) and f.get("action") in _WRITES
     ]
-    item.done = _status(entry, at, key, context, dropped)
+    item.done = _status(entry, at, key, context, dropped, under_finished)
     for name in entry:
         if name not in _MAPPED and name not in _TEXT_KEYS:
             count, first = unmapped.get(name, (0, f"{at}.{name}"))
@@ -218,11 +279,28 @@ def _item(
     return item
 
 
+_UNDER_FINISHED = "Imported as done with its parent"
+
+
+def _status_text(
+    entry: dict[str, Any], at: str, key: str, dropped: list[Dropped] | None = None
+) -> str:
+    """The status, as Taskmaster spells it; reported (when asked) if it is not text."""
+    text = Fields(entry, at, key, [] if dropped is None else dropped).of("status", str) or ""
+    return text.strip().lower() or TaskmasterStatus.PENDING
+
+
 def _status(
-    entry: dict[str, Any], at: str, key: str, context: str, dropped: list[Dropped]
+    entry: dict[str, Any],
+    at: str,
+    key: str,
+    context: str,
+    dropped: list[Dropped],
+    under_finished: bool,
 ) -> str | None:
-    """The resolution of a task the source has finished; None for one still to do."""
-    raw = str(entry.get("status") or TaskmasterStatus.PENDING).strip().lower()
+    """The resolution of a task the source has finished, or whose parent it has finished
+    (reported by the parent); None for one still to do."""
+    raw = _status_text(entry, at, key, dropped)
     if raw in (TaskmasterStatus.DONE, TaskmasterStatus.COMPLETED):
         return f"Imported as done: {raw} in {context}."
     if raw == TaskmasterStatus.CANCELLED:
@@ -234,11 +312,14 @@ def _status(
             )
         )
         return f"Cancelled in {context}; imported as DONE so that no run takes it up."
+    if under_finished:
+        parent = key.split(".")[0]
+        return f"{_UNDER_FINISHED} {parent}, finished in {context}; its own status was {raw}."
     if raw != TaskmasterStatus.PENDING:
         dropped.append(
             Dropped(
                 f"{at}.status",
-                f"{key}'s status {raw!r} has no home: imported as OPEN, so a run takes it up",
+                f"{key}'s status '{raw}' has no home: imported as OPEN, so a run takes it up",
             )
         )
     return None
@@ -255,6 +336,18 @@ def _deps(
 ) -> list[str]:
     """The dependencies of a task (parent None) or subtask, as the keys of their items."""
     raw = entry.get("dependencies")
+    if isinstance(raw, str | int) and not isinstance(raw, bool):
+        # Taskmaster's own commands take "2, 3": read so, and say the file is not as it writes
+        listed = [d for d in re.split(r"[,\s]+", str(raw)) if d]
+        dropped.append(
+            Dropped(
+                f"{at}.dependencies",
+                f"{key}'s dependencies are {shown(raw)}, not a list: read as {shown(listed)}",
+            )
+        )
+        raw = listed
+    elif raw is not None and not isinstance(raw, list):
+        Fields(entry, at, key, dropped).of("dependencies", list)
     found = []
     for n, dep in enumerate(raw if isinstance(raw, list) else []):
         text = str(dep).strip() if isinstance(dep, int | str) and not isinstance(dep, bool) else ""
@@ -271,22 +364,9 @@ def _deps(
             found.append(str(int(text)))
         else:
             dropped.append(
-                Dropped(f"{at}.dependencies[{n}]", f"{key}'s dependency {dep!r} is not a task id")
+                Dropped(
+                    f"{at}.dependencies[{n}]",
+                    f"{key}'s dependency {shown(dep)} is not a task id",
+                )
             )
     return found
-
-
-def _lines(value: Any) -> list[str]:
-    """Criteria from a text (one per line, list marks taken off) or a list of texts."""
-    texts = value if isinstance(value, list) else [value] if isinstance(value, str) else []
-    found = []
-    for text in (t for t in texts if isinstance(t, str)):
-        for line in text.split("\n"):
-            line = re.sub(r"^\s*(?:[-*\u2022]|\d+[.)])\s+", "", line).strip()
-            if line:
-                found.append(line)
-    return found
-
-
-def _words(value: Any) -> str:
-    return ", ".join(str(v) for v in value) if isinstance(value, list) else str(value)
