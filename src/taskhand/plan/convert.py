@@ -9,17 +9,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from taskhand.errors import UserError
-from taskhand.plan import carried, publication
-from taskhand.plan.formats import tasktrack
+from taskhand.plan import carried, formats, publication
+from taskhand.plan.formats import markdown, tasktrack
 from taskhand.plan.formats.criteria import CriterionError, parse_duration
 from taskhand.plan.formats.tasktrack_edit import now
 from taskhand.plan.model import Dialect, Exchange, Phase, Plan, Status, Task, counter, id_key
-from taskhand.plan.templates import default_code
+from taskhand.plan.templates import default_code, render_files
 from taskhand.plan.validate import validate
 from taskhand.plan.write import check_out_folder, write_plan
 
 OUTCOMES = ("Request", "Response", "Resolution", "Failure")
 SETTINGS_FILE = "taskhand.toml"  # a plan's own settings, beside its files
+# A Markdown overview with no text but its title, said in its TaskTrack overview's
+# **Markdown settings**: the objective TaskTrack needs is the title, for TaskTrack alone.
+OBJECTIVE = "objective"
+UNTOLD = "the title"
 
 
 class ConvertError(UserError):
@@ -66,7 +70,38 @@ def convert_folder(
         )
     elif found is not None:
         conversion.notes.append(f"the spec publication: copied from {found}")
-    return conversion, write_plan(conversion.plan, out, spec)
+    written = write_plan(conversion.plan, out, spec)
+    conversion.notes += _not_given_back(source, out)
+    return conversion, written
+
+
+def _not_given_back(source: Plan, out: Path) -> list[str]:
+    """A note naming the files of `source` that converting `out` back would not give back
+    byte for byte: ones laid out otherwise than taskhand writes them, which the way back
+    writes its own way (the spec publication and the plan's settings aside)."""
+    converted, _ = formats.load(out)
+    if converted is None:
+        return []
+    back = render_files(convert(converted, source.dialect, source.root).plan)
+    own = [p for p in (source.overview_path, *(t.source for t in source.tasks)) if p is not None]
+    record = carried.take_section(source.overview_text, carried.PLAN_RECORD)[1]
+    explained = {markdown.OVERVIEW} if source.dialect is Dialect.MARKDOWN and not record else set()
+    names = sorted(
+        (
+            {p.name for p in own if back.get(p.name, "").encode() != p.read_bytes()}
+            | (set(back) - {p.name for p in own})
+        )
+        - explained,  # the overview gets its section: a note of its own says so
+        key=lambda name: (name not in back, id_key(name.removesuffix(".md"))),
+    )
+    if not names:
+        return []
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    return [
+        f"the way back (convert --dialect {source.dialect}) would not give back byte for "
+        f"byte: {shown}: what the notes say is dropped, or a layout other than the one "
+        "taskhand writes (docs/authoring.md, 'Round trips')"
+    ]
 
 
 def convert(source: Plan, dialect: Dialect, out: Path, code: str | None = None) -> Conversion:
@@ -108,15 +143,19 @@ def to_markdown(source: Plan, out: Path) -> Conversion:
             f"as text in their '## {carried.RECORD}' sections (a Markdown run keeps statuses "
             "itself and starts every task OPEN)"
         )
+    extra = dict(source.extra)
+    kept = dict(carried.parse_items(extra.pop(carried.SETTINGS, "")))
     plan_items = [("Code", source.code or ""), ("Created", source.created or now())]
     if source.resources:
         plan_items.append(("Resources", ", ".join(source.resources)))
     plan_items += [
         (f"Phase {p.number}", p.title) for p in source.phases if p.title != f"Phase {p.number}"
     ]
-    body = carried.overview_prose(carried.deepen(source.objective, -1))
+    plan_items += list(extra.items())
+    untold = kept.get(OBJECTIVE) == UNTOLD and source.objective == source.title
+    body = "" if untold else carried.overview_prose(carried.shallow(source.objective))
     section = f"## {carried.PLAN_RECORD}\n{carried.render_items(plan_items)}"
-    overview = f"# {source.title}\n\n{body}\n\n{section}"
+    overview = "\n\n".join(part for part in (f"# {source.title}", body, section) if part)
     notes.append(
         f"the plan's code, creation time, resources and phase titles: kept as text in the "
         f"overview's '## {carried.PLAN_RECORD}' section"
@@ -195,6 +234,14 @@ def to_tasktrack(source: Plan, out: Path, code: str | None) -> Conversion:
         phases[task.phase - 1].task_ids.append(task.id)
     title_line = f"# {source.title}"
     objective = carried.overview_text(overview.strip().removeprefix(title_line).strip())
+    overview_settings = [(OBJECTIVE, UNTOLD)] if not objective else []
+    if not plan_items:
+        notes.append(
+            f"overview.md has no '## {carried.PLAN_RECORD}' section: the code {code} and the "
+            f"creation time are new; converting back writes them there, so overview.md comes "
+            "back with that section added"
+        )
+    known = {"Code", "Created", "Resources", *(f"Phase {old}" for old in phase_of)}
     plan = Plan(
         Dialect.TASKTRACK,
         out,
@@ -202,10 +249,15 @@ def to_tasktrack(source: Plan, out: Path, code: str | None) -> Conversion:
         sorted(tasks, key=lambda t: id_key(t.id)),
         phases,
         code=code,
-        objective=carried.deepen(objective, 1) or source.title,
+        objective=carried.deepen(objective) or source.title,
         created=stamp,
         resources=[r.strip() for r in recorded.get("Resources", "").split(",") if r.strip()],
+        extra={name: value for name, value in plan_items if name not in known},
     )
+    if overview_settings:
+        plan.extra[carried.SETTINGS] = (
+            f"kept for the way back:\n{carried.render_items(overview_settings)}"
+        )
     return Conversion(source.dialect, plan, ids, notes)
 
 

@@ -32,6 +32,7 @@ def render_overview(plan: Plan) -> str:
         f"**Objective**: {prose.escape(plan.objective)}",
         f"**Created**: {plan.created or now()}",
         f"**Resources**: {resources}",
+        *(f"**{name}**: {prose.escape(value)}" for name, value in plan.extra.items()),
     ]
     for phase in plan.phases:
         entries = "\n".join(
