@@ -244,6 +244,10 @@ def test_a_file_laid_out_by_hand_is_named_as_not_coming_back(tmp_path: Path) -> 
     task.write_text(task.read_text().replace("title:   Parse", "title: Parse"))
     conversion, _ = convert_folder(folder, tmp_path / "tt", Dialect.TASKTRACK)
     assert not_given_back(conversion.notes) == []
+    shutil.rmtree(tmp_path / "tt")
+    task.rename(folder / "T-001-mine.md")
+    conversion, _ = convert_folder(folder, tmp_path / "tt", Dialect.TASKTRACK)
+    assert "byte for byte: T-001-mine.md (back as T-001-parse.md): " in conversion.notes[-1]
 
 
 EDITS = {
@@ -264,7 +268,7 @@ def named(notes: list[str]) -> set[str]:
     if not found:
         return set()
     names = found[0].split("byte for byte: ", 1)[1].split(": what the notes say", 1)[0]
-    return set(names.split(", "))
+    return {name.split(" (back as ")[0] for name in names.split(", ")}
 
 
 @SETTINGS

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from taskhand.errors import UserError
 from taskhand.plan import carried, formats, publication
-from taskhand.plan.formats import markdown, tasktrack
+from taskhand.plan.formats import tasktrack
 from taskhand.plan.formats.criteria import CriterionError, parse_duration
 from taskhand.plan.formats.tasktrack_edit import now
 from taskhand.plan.model import Dialect, Exchange, Phase, Plan, Status, Task, counter, id_key
@@ -71,35 +71,39 @@ def convert_folder(
     elif found is not None:
         conversion.notes.append(f"the spec publication: copied from {found}")
     written = write_plan(conversion.plan, out, spec)
-    conversion.notes += _not_given_back(source, out)
+    conversion.notes += _not_given_back(source, conversion, out)
     return conversion, written
 
 
-def _not_given_back(source: Plan, out: Path) -> list[str]:
+def _not_given_back(source: Plan, conversion: Conversion, out: Path) -> list[str]:
     """A note naming the files of `source` that converting `out` back would not give back
     byte for byte: ones laid out otherwise than taskhand writes them, which the way back
     writes its own way (the spec publication and the plan's settings aside)."""
     converted, _ = formats.load(out)
     if converted is None:
         return []
-    back = render_files(convert(converted, source.dialect, source.root).plan)
-    own = [p for p in (source.overview_path, *(t.source for t in source.tasks)) if p is not None]
+    way_back = convert(converted, source.dialect, source.root)
+    back = render_files(way_back.plan)
+    names = list(back)  # the overview's, then each task's, in the plan's order
+    task_files = dict(zip((t.id for t in way_back.plan.tasks), names[1:], strict=True))
+    files: list[tuple[Path | None, str | None]] = [
+        (t.source, task_files.get(way_back.ids.get(conversion.ids.get(t.id, ""), "")))
+        for t in source.tasks
+    ]
     record = carried.take_section(source.overview_text, carried.PLAN_RECORD)[1]
-    explained = {markdown.OVERVIEW} if source.dialect is Dialect.MARKDOWN and not record else set()
-    names = sorted(
-        (
-            {p.name for p in own if back.get(p.name, "").encode() != p.read_bytes()}
-            | (set(back) - {p.name for p in own})
-        )
-        - explained,  # the overview gets its section: a note of its own says so
-        key=lambda name: (name not in back, id_key(name.removesuffix(".md"))),
-    )
-    if not names:
+    if source.dialect is Dialect.TASKTRACK or record:  # else a note of its own says why
+        files.insert(0, (source.overview_path, names[0]))
+    shown = [
+        path.name + (f" (back as {name})" if name and name != path.name else "")
+        for path, name in files
+        if path is not None and (name != path.name or back[name].encode() != path.read_bytes())
+    ]
+    if not shown:
         return []
-    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    listed = ", ".join(shown[:10]) + (f" and {len(shown) - 10} more" if len(shown) > 10 else "")
     return [
         f"the way back (convert --dialect {source.dialect}) would not give back byte for "
-        f"byte: {shown}: what the notes say is dropped, or a layout other than the one "
+        f"byte: {listed}: what the notes say is dropped, or a layout other than the one "
         "taskhand writes (docs/authoring.md, 'Round trips')"
     ]
 
