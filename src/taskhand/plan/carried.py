@@ -2,9 +2,11 @@
 agent wrote can forge it, for the reverse conversion to read back: a TaskTrack task's status,
 timestamps, requests and outcome in a Markdown task's `## TaskTrack record` section (kept
 apart from its description); a Markdown task's settings (paths, agent, ...) in a TaskTrack
-task's `**Markdown settings**` field; the plan's code, creation time, resources and phase
-titles in the Markdown overview's `## TaskTrack plan` section, the overview's prose escaped
-so that no line of it is that section (plan/formats/prose.py).
+task's `**Markdown settings**` field (and a Markdown overview's, its TaskTrack overview's);
+the plan's code, creation time, resources, phase titles and unknown fields in the Markdown
+overview's `## TaskTrack plan` section, the overview's prose escaped so that no line of it
+is that section (plan/formats/prose.py). Each way here has a way back that gives the same
+text, so a plan converted there and back is the same files.
 """
 
 from __future__ import annotations
