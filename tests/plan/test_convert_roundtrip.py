@@ -88,6 +88,8 @@ def plans(draw: st.DrawFn, dialect: Dialect) -> Plan:
                 task.model = draw(st.sampled_from([None, "sonnet"]))
                 task.timeout_seconds = draw(st.sampled_from([None, 900.0]))
                 task.max_attempts = draw(st.sampled_from([None, 2]))
+                for name in draw(st.lists(st.sampled_from(["spec", "plan", "questions"]))):
+                    task.documents[name] = draw(prose_text())  # a run's lifecycle sections
             phase.task_ids.append(task_id)
             tasks.append(task)
         if phase.task_ids:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from taskhand.errors import UserError
 from taskhand.plan import carried, formats, publication
-from taskhand.plan.formats import tasktrack
+from taskhand.plan.formats import markdown, tasktrack
 from taskhand.plan.formats.criteria import CriterionError, parse_duration
 from taskhand.plan.formats.tasktrack_edit import now
 from taskhand.plan.model import Dialect, Exchange, Phase, Plan, Status, Task, counter, id_key
@@ -19,6 +19,7 @@ from taskhand.plan.validate import validate
 from taskhand.plan.write import check_out_folder, write_plan
 
 OUTCOMES = ("Request", "Response", "Resolution", "Failure")
+SECTION = " section"  # a Markdown task's lifecycle section among its carried settings
 SETTINGS_FILE = "taskhand.toml"  # a plan's own settings, beside its files
 # A Markdown overview with no text but its title, said in its TaskTrack overview's
 # **Markdown settings**: the objective TaskTrack needs is the title, for TaskTrack alone.
@@ -135,12 +136,16 @@ def to_markdown(source: Plan, out: Path) -> Conversion:
             kind=task.kind,
             pipeline=task.pipeline,
         )
-        _apply_settings(new, settings)
         record = _record(task, source.created, extra)
-        if record:
+        if record:  # first: a run's lifecycle sections come after it
             new.documents[carried.RECORD.lower()] = carried.render_items(record)
+        _apply_settings(new, settings)
         tasks.append(new)
-    recorded = [t.id for t, new in zip(source.tasks, tasks, strict=True) if new.documents]
+    recorded = [
+        t.id
+        for t, new in zip(source.tasks, tasks, strict=True)
+        if carried.RECORD.lower() in new.documents
+    ]
     if recorded:
         notes.append(
             f"statuses, update times, requests and outcomes of {', '.join(recorded)}: kept "
@@ -219,16 +224,12 @@ def to_tasktrack(source: Plan, out: Path, code: str | None) -> Conversion:
             )
         notes += _apply_record(new, record)
         tasks.append(new)
-        lifecycle = [name for name in task.documents if name != carried.RECORD.lower()]
-        if lifecycle:
-            names = ", ".join(f"'## {name}'" for name in lifecycle)
-            notes.append(f"{task.id}: its lifecycle sections {names}: dropped")
     with_settings = [t.id for t in source.tasks if _settings(t)]
     if with_settings:
         notes.append(
-            f"paths, agents, models, timeouts and attempts of {', '.join(with_settings)}: kept "
-            f"in their '**{carried.SETTINGS}**' fields (TaskTrack has no such fields: a run "
-            "there neither confines nor routes them)"
+            f"paths, agents, models, timeouts, attempts and lifecycle sections of "
+            f"{', '.join(with_settings)}: kept in their '**{carried.SETTINGS}**' fields "
+            "(TaskTrack has no such fields: a run there neither confines nor routes them)"
         )
     phases = [
         Phase(n, recorded.get(f"Phase {old}") or f"Phase {n}")
@@ -318,7 +319,13 @@ def _settings(task: Task) -> carried.Items:
         items.append(("timeout", f"{task.timeout_seconds:g}s"))
     if task.max_attempts is not None:
         items.append(("max_attempts", str(task.max_attempts)))
-    return items + list(task.extra.items())
+    items += list(task.extra.items())
+    # A run's lifecycle sections (## Spec, ...), which TaskTrack keeps elsewhere.
+    return items + [
+        (f"{name}{SECTION}", text)
+        for name, text in task.documents.items()
+        if name != carried.RECORD.lower()
+    ]
 
 
 def _apply_settings(task: Task, settings: carried.Items) -> None:
@@ -332,6 +339,8 @@ def _apply_settings(task: Task, settings: carried.Items) -> None:
                 task.timeout_seconds = parse_duration(value)
             elif key == "max_attempts" and value.isdigit():
                 task.max_attempts = int(value)
+            elif key.endswith(SECTION) and key.removesuffix(SECTION) in markdown.DOCUMENTS:
+                task.documents[key.removesuffix(SECTION)] = value
             else:
                 task.extra[key] = value
         except CriterionError:
