@@ -290,3 +290,28 @@ def test_each_file_that_does_not_come_back_is_named(drawn: tuple[Plan, st.DataOb
         if plan.dialect is Dialect.MARKDOWN and f"## {carried.PLAN_RECORD}" not in overview:
             differ = [name for name in differ if name != "overview.md"]  # a note of its own
         assert set(differ) == named(first)
+
+
+def test_a_tasktrack_description_as_a_person_writes_it_comes_back(tmp_path: Path) -> None:
+    plan = Plan(Dialect.TASKTRACK, tmp_path, "Notes", [], [Phase(1, "Core", ["NOTE-1"])])
+    plan.code, plan.created, plan.objective = "NOTE", "2026-12-01T09:00:00Z", "Take notes."
+    plan.tasks = [Task("NOTE-1", "Add", "Add notes.", updated=plan.created)]
+    folder = written(plan, tmp_path / "plan")
+    task = folder / "NOTE-1.md"
+    by_hand = "Add notes.\n\n## Notes\n\n```python\nadd()\n```\n\n---\n- [ ] a step\n~~~"
+    task.write_text(task.read_text().replace("Add notes.", by_hand))
+    assert validate(folder).errors == []
+    assert_comes_back(folder, Dialect.TASKTRACK, tmp_path)
+    middle = next((tmp_path / "first" / "there").glob("T-001-*.md")).read_text()
+    assert "\\## Notes\n\n\\```python\nadd()\n\\```\n\n\\---\n\\- [ ] a step\n\\~~~" in middle
+
+
+def test_a_line_escaped_the_old_way_in_a_tasktrack_file_reads_as_it_was(tmp_path: Path) -> None:
+    plan = Plan(Dialect.TASKTRACK, tmp_path, "Notes", [], [Phase(1, "Core", ["NOTE-1"])])
+    plan.code, plan.created, plan.objective = "NOTE", "2026-12-01T09:00:00Z", "Take notes."
+    plan.tasks = [Task("NOTE-1", "Add", "Add notes.", updated=plan.created)]
+    folder = written(plan, tmp_path / "plan")
+    task = folder / "NOTE-1.md"
+    task.write_text(task.read_text().replace("Add notes.", "Add notes.\n\\```\nadd()\n\\```"))
+    [read] = validate(folder).require().tasks
+    assert read.description == "Add notes.\n```\nadd()\n```"
