@@ -5,6 +5,7 @@ no field for is carried (plan/carried.py) or named, one line each, in the notes.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -158,7 +159,9 @@ def to_markdown(source: Plan, out: Path) -> Conversion:
     if source.resources:
         plan_items.append(("Resources", ", ".join(source.resources)))
     plan_items += [
-        (f"Phase {p.number}", p.title) for p in source.phases if p.title != f"Phase {p.number}"
+        (f"Phase {p.number}", p.title)
+        for p in source.phases
+        if p.title != f"Phase {p.number}" or not p.task_ids  # a phase without tasks too
     ]
     plan_items += list(extra.items())
     untold = kept.get(OBJECTIVE) == UNTOLD and source.objective == source.title
@@ -196,7 +199,9 @@ def to_tasktrack(source: Plan, out: Path, code: str | None) -> Conversion:
         ordered = sorted(source.tasks, key=lambda t: (t.phase, id_key(t.id)))
         numbers = {t.id: n for n, t in enumerate(ordered, start=1)}
     ids = {i: f"{code}-{n}" for i, n in numbers.items()}
-    phase_of = {old: new for new, old in enumerate(sorted({t.phase for t in source.tasks}), 1)}
+    listed = {int(name.split()[1]) for name in recorded if re.fullmatch(r"Phase \d{1,6}", name)}
+    numbers_used = sorted({t.phase for t in source.tasks} | listed)
+    phase_of = {old: new for new, old in enumerate(numbers_used, 1)}
     notes = []
     moved = [f"{old} -> {new}" for old, new in phase_of.items() if old != new]
     if moved:
@@ -349,7 +354,8 @@ def _apply_settings(task: Task, settings: carried.Items) -> None:
 
 def _empty_phases(source: Plan) -> list[str]:
     return [
-        f"phase {p.number} ({p.title}): dropped, it has no tasks"
+        f"phase {p.number} ({p.title}): it has no tasks, which a Markdown plan cannot hold; "
+        f"kept in the overview's '## {carried.PLAN_RECORD}' section for the way back"
         for p in source.phases
         if not p.task_ids
     ]
