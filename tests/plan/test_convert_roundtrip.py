@@ -94,7 +94,7 @@ def plans(draw: st.DrawFn, dialect: Dialect) -> Plan:
                     task.documents[name] = draw(prose_text())  # a run's lifecycle sections
             phase.task_ids.append(task_id)
             tasks.append(task)
-        if phase.task_ids or (tasktrack and not count):
+        if phase.task_ids or tasktrack:
             phases.append(phase)
     title = one_line(draw)
     plan = Plan(dialect, Path("."), title, tasks, phases)
