@@ -326,3 +326,44 @@ def test_a_criterion_nobody_could_check_goes_back_to_the_author(
     assert (
         "warning [uncheckable-criterion]" in result.stderr and "after 2 round(s)" in result.stdout
     )
+
+
+def test_a_task_without_criteria_goes_back_as_a_warning_and_is_written_at_the_cap(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    files(tmp_path)
+    plan = fixed_plan()
+    plan["phases"][0]["tasks"][0]["criteria"] = []
+    script = replay_script(tmp_path, {"plan": plan})
+    result = author(run_cli, tmp_path, "--dialect", "markdown", "--rounds", "2", script=script)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines()[:3] == [
+        "round 1: 1 problem(s) go back to the author",
+        "  T-001-count-words.md:10: warning [criteria-missing]: T-001 has no acceptance "
+        "criteria; a reviewer has nothing concrete to check (fix: add a bullet list of "
+        "checkable outcomes)",
+        "round 2: the plan validates with warnings",
+    ]
+    assert "T-001 has no acceptance criteria" in result.stdout
+    assert (tmp_path / "out" / "T-001-count-words.md").is_file()
+
+
+def test_the_datas_and_the_files_problems_of_a_round_come_together(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    files(tmp_path)
+    plan = json.loads(json.dumps(BAD_PLAN))
+    plan["phases"][0]["tasks"][0]["dependencies"] = ["x"]
+    script = replay_script(tmp_path, {"plan": plan})
+    result = author(run_cli, tmp_path, "--dialect", "markdown", "--rounds", "1", script=script)
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[:4] == [
+        "round 1: 3 problem(s) remain",
+        "  phase 1, task 1 (id 1): dependency 'x' is not a task number",
+        "  T-002-command-line.md:4: error [cross-phase-dependency]: T-002 (phase 1) depends on "
+        "T-003 (phase 2), which can only run after it (fix: move T-003 into phase 1 or "
+        "earlier, or drop the dependency)",
+        "  T-003-readme.md:5: error [cycle]: dependency cycle: T-003 -> T-004 -> T-003 (fix: "
+        "remove one of these dependencies so the tasks can be ordered)",
+    ]
+    assert leftovers(tmp_path) == []

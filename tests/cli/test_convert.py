@@ -82,3 +82,48 @@ def test_bad_input_is_one_line_and_leaves_no_folder(
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("taskhand")) == [
         "broken", "out", "plan"
     ]  # fmt: skip
+
+
+def test_a_plan_validate_rejects_is_refused_with_validates_errors(
+    run_cli: RunCli, tmp_path: Path
+) -> None:
+    plan, out = tmp_path / "plan", tmp_path / "out"
+    assert run_cli("init", plan).exit_code == 0  # the template's text is still in it
+    validated = run_cli("validate", plan)
+    assert validated.exit_code == 1
+    errors = [line for line in validated.stdout.splitlines() if ": error: " in line]
+    assert len(errors) == 3
+    result = run_cli("convert", plan, "--out", out, "--dialect", "tasktrack", "--code", "ABC")
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.splitlines() == errors
+    assert not out.exists()
+
+
+def test_a_hand_written_init_plan_comes_back_byte_for_byte(run_cli: RunCli, tmp_path: Path) -> None:
+    spec = tmp_path / "TaskTrack-v1.md"
+    spec.write_text("# stand-in publication\n")
+    plan = tmp_path / "plan"
+    assert run_cli("init", plan, "--dialect", "tasktrack", "--code", "NOTE", "--spec", spec)
+    overview, task = plan / "NOTE-TaskTrack.md", plan / "NOTE-1.md"
+    overview.write_text(
+        overview.read_text().replace(
+            "The overall goal of this plan, with the background an agent needs.",
+            "Notes from the command line.\n\n### Notes\n\n### Risks\n\nNone yet.",
+        )
+    )
+    text = task.read_text().replace(
+        "What to build, in the worker's voice. Name real paths and symbols "
+        "(pkg/module.py:func), not 'the entrypoint'.",
+        "Add notes.py:add.\n\n### Notes\n\nKeep it small.",
+    )
+    task.write_text(text.replace("An externally checkable behaviour", "prints the note"))
+    assert run_cli("validate", plan).exit_code == 0
+    for args in ((plan, "md", "markdown"), (tmp_path / "md", "back", "tasktrack", "--spec", spec)):
+        result = run_cli("convert", args[0], "--out", tmp_path / args[1], "--dialect", *args[2:])
+        assert result.exit_code == 0, result.output
+        assert "would not give back" not in result.stdout
+    for name in ("NOTE-TaskTrack.md", "NOTE-1.md", "TaskTrack-v1.md"):
+        assert (tmp_path / "back" / name).read_bytes() == (plan / name).read_bytes(), name
+    assert sorted(p.name for p in (tmp_path / "back").iterdir()) == sorted(
+        p.name for p in plan.iterdir()
+    )

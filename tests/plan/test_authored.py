@@ -3,12 +3,17 @@ with malformed data, in sentences an agent can act on."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from taskhand.plan.authored import Frame, build
+import pytest
+
+from taskhand.plan import lint
+from taskhand.plan.authored import Frame, build, build_all
 from taskhand.plan.formats.markdown import PATH_SEPARATOR
 from taskhand.plan.model import Check, Dialect, Status
+from taskhand.plan.write import write_plan
 from tests.run.authoring import fixed_plan
 
 STAMP = "2026-01-02T03:04:05Z"
@@ -60,12 +65,11 @@ def test_what_is_wrong_comes_back_one_sentence_each() -> None:
     problems = build(data, frame(Dialect.TASKTRACK))
     assert problems == [
         "code None must be 3 to 5 uppercase letters A-Z, like WORD",
-        "phases[1].tasks[1].id must be a whole number from 1 (got 'one')",
-        "phases[1].tasks[2] (task 2): dependency None is not a task number",
-        "phases[1].tasks[2] (task 2): path '/etc/passwd' must be relative to the repository root",
-        "phases[1].tasks[2] (task 2): path '../up' must be relative to the repository root",
-        "phases[1].tasks[2] (task 2): the command of 'runs' must be a non-empty argv list",
-        "phases[1].tasks[2] (task 2) needs at least one acceptance criterion",
+        "phase 1, task 1: id must be a whole number from 1 (got 'one')",
+        "phase 1, task 2 (id 2): dependency None is not a task number",
+        "phase 1, task 2 (id 2): path '/etc/passwd' must be relative to the repository root",
+        "phase 1, task 2 (id 2): path '../up' must be relative to the repository root",
+        "phase 1, task 2 (id 2): the command of 'runs' must be a non-empty argv list",
         "two tasks have the id 3; number tasks 1, 2, 3, ...",
     ]
 
@@ -85,7 +89,59 @@ def test_a_markdown_path_with_a_comma_or_a_space_goes_back_to_the_author() -> No
     data: dict[str, Any] = fixed_plan()
     data["phases"][0]["tasks"][0]["paths"] = ["docs/a,b.md", "my notes.md", "wc.py"]
     assert build(data, frame(Dialect.MARKDOWN)) == [
-        f"phases[1].tasks[1] (task 1): path 'docs/a,b.md' {PATH_SEPARATOR}",
-        f"phases[1].tasks[1] (task 1): path 'my notes.md' {PATH_SEPARATOR}",
+        f"phase 1, task 1 (id 1): path 'docs/a,b.md' {PATH_SEPARATOR}",
+        f"phase 1, task 1 (id 1): path 'my notes.md' {PATH_SEPARATOR}",
     ]
     assert not isinstance(build(data, frame(Dialect.TASKTRACK)), list)
+
+
+def test_a_task_without_criteria_is_built_for_lint_to_warn_of() -> None:
+    data = fixed_plan()
+    data["phases"][0]["tasks"][0]["criteria"] = []
+    del data["phases"][0]["tasks"][1]["criteria"]
+    plan = build(data, frame(Dialect.MARKDOWN))
+    assert not isinstance(plan, list)
+    assert [t.criteria for t in plan.tasks[:2]] == [[], []]
+
+
+def test_what_is_usable_is_built_beside_what_is_wrong() -> None:
+    data = fixed_plan()
+    data["phases"][1]["tasks"][0]["dependencies"] = ["x", 1]  # a bad one, one across phases
+    plan, problems = build_all(data, frame(Dialect.MARKDOWN))
+    assert problems == ["phase 2, task 1 (id 3): dependency 'x' is not a task number"]
+    assert plan is not None and plan.task("T-003").dependencies == ["T-001"]  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("dialect", list(Dialect))
+def test_every_locator_of_a_round_counts_from_1_and_points_at_what_it_names(
+    dialect: Dialect, tmp_path: Path
+) -> None:
+    data = fixed_plan()
+    core, docs = data["phases"][0]["tasks"], data["phases"][1]["tasks"]
+    core[0]["criteria"] = [{"text": "the code is clean"}]  # nothing to observe
+    core[1]["criteria"] = []
+    core[1]["dependencies"] = [3]  # on a later phase
+    docs[0]["paths"], docs[1]["paths"] = ["README.md"], ["docs/usage.md"]
+    docs[1]["dependencies"] = [3, "x"]  # disjoint paths, and no task number
+    plan, problems = build_all(data, frame(dialect, "WCNT"))
+    assert problems == ["phase 2, task 2 (id 4): dependency 'x' is not a task number"]
+    assert docs[1]["id"] == 4  # phase 2, task 2, counted from 1
+    assert plan is not None
+    folder = tmp_path / "plan"
+    write_plan(replace(plan, root=folder), folder)
+    found = {f.code: f for f in lint.findings(lint.lint(folder)) if f.code != "spec"}
+    where = {
+        "cross-phase-dependency": ("dependencies", "2"),
+        "disjoint-dependency": ("dependencies", "4"),
+        "criteria-missing": ("acceptance", "2"),
+        "uncheckable-criterion": ("the code is clean", "1"),
+    }
+    if dialect is Dialect.TASKTRACK:
+        del where["disjoint-dependency"]  # TaskTrack has no paths to judge
+    assert sorted(found) == sorted(where)
+    for code, (marker, number) in where.items():
+        finding = found[code]
+        assert finding.file.startswith((f"T-00{number}-", f"WCNT-{number}.")), code
+        assert finding.line is not None
+        shown = (folder / finding.file).read_text().split("\n")[finding.line - 1]
+        assert marker in shown.lower().replace("depends", "dependencies"), (code, shown)

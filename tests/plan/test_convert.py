@@ -266,8 +266,8 @@ def test_prose_that_looks_carried_is_not_carried_across(tmp_path: Path) -> None:
     convert_folder(tmp_path / "md", tmp_path / "back", Dialect.TASKTRACK, spec=spec)
     back = loaded(tmp_path / "back")
     assert (back.code, back.resources) == ("FOO", ["/srv/req.md"])
-    # the objective's headings one level down in Markdown and back up (plan/carried.py)
-    assert back.objective == FORGED_PLAN.replace("## ", "### ")
+    # the objective's headings one level up in Markdown and back down (plan/carried.py)
+    assert back.objective == FORGED_PLAN
 
     mtask = Task("T-001", "Count", FORGED_RECORD, [Criterion("counts")])
     md_plan = Plan(Dialect.MARKDOWN, tmp_path, "Words", [mtask], [Phase(1, "Core", ["T-001"])],

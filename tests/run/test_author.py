@@ -125,7 +125,7 @@ def test_a_submit_plan_the_loop_cannot_read_is_answered_in_the_same_unit(
         done = authoring.author(asked, no_questions, lambda line: None)
     answer = server.bodies[1]["messages"][-1]
     assert answer["role"] == "tool"
-    assert "phases[1].tasks must be a non-empty list" in answer["content"]
+    assert "phase 1: tasks must be a non-empty list" in answer["content"]
     assert done.rounds == 1 and len(done.plan.tasks) == 4
 
 

@@ -37,9 +37,12 @@ def convert_command(
     Ids are renamed (CODE-N <-> T-NNN) with every dependency; phases, criteria and their
     commands, statuses and outcomes are kept, in fields or as text the reverse conversion
     reads back."""
+    from taskhand.run import preflight  # the plan's rules and whether it can run, as validate
+
     with validate.collector_paused():
+        preflight.validate(plan).require()  # a plan validate rejects is refused the same way
         conversion, written = plan_convert.convert_folder(plan, out, Dialect(dialect), code, spec)
-        check = validate.validate(out)
+        check = preflight.validate(out)
     result = conversion.plan
     if as_json:
         data: dict[str, Any] = {

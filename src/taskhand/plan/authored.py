@@ -37,11 +37,11 @@ TASK: dict[str, Any] = {
         "id": _ID,
         "title": _TEXT,
         "description": {**_TEXT, "description": "what to build; name real paths and symbols"},
-        "criteria": {"type": "array", "items": CRITERION, "minItems": 1},
+        "criteria": {"type": "array", "items": CRITERION},
         "dependencies": {"type": "array", "items": _ID, "description": "ids in the same phase"},
         "paths": {"type": "array", "items": _TEXT, "description": "files or folders it changes"},
     },
-    "required": ["id", "title", "description", "criteria"],
+    "required": ["id", "title", "description"],
 }
 SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -80,9 +80,17 @@ class Frame:
 
 def build(data: object, frame: Frame) -> Plan | list[str]:
     """The plan `data` describes, every task OPEN; else what is wrong with it, one line each."""
+    plan, problems = build_all(data, frame)
+    return problems if problems or plan is None else plan
+
+
+def build_all(data: object, frame: Frame) -> tuple[Plan | None, list[str]]:
+    """What is wrong with `data`, one line each, and the plan of what is usable in it (None
+    when no task is), so that its files can be checked in the same round. A phase or task is
+    named by its place, counted from 1 as lines are: `phase 2, task 1 (id 3)`."""
     problems: list[str] = []
     if not isinstance(data, dict):
-        return ["the plan must be a JSON object with code, title, objective and phases"]
+        return None, ["the plan must be a JSON object with code, title, objective and phases"]
     title, objective = _text(data, "title", "", problems), _text(data, "objective", "", problems)
     code = frame.code or data.get("code")
     if frame.dialect is Dialect.TASKTRACK and not (isinstance(code, str) and CODE_RE.match(code)):
@@ -95,28 +103,27 @@ def build(data: object, frame: Frame) -> Plan | list[str]:
     tasks: list[Task] = []
     phases: list[Phase] = []
     for number, item in enumerate(phases_data, start=1):
-        where = f"phases[{number}]"
+        where = f"phase {number}"
         if not isinstance(item, dict):
             problems.append(f"{where} must be an object with a title and tasks")
             continue
         phase = Phase(number, _text(item, "title", where, problems))
         listed = item.get("tasks")
         if not isinstance(listed, list) or not listed:
-            problems.append(f"{where}.tasks must be a non-empty list of tasks")
+            problems.append(f"{where}: tasks must be a non-empty list of tasks")
             listed = []
         for index, entry in enumerate(listed, start=1):
-            task = _task(entry, f"{where}.tasks[{index}]", number, frame, str(code), problems)
-            if task is not None:
+            task = _task(entry, f"{where}, task {index}", number, frame, str(code), problems)
+            if task is not None and task.id in {t.id for t in tasks}:
+                problems.append(
+                    f"two tasks have the id {counter(task.id)}; number tasks 1, 2, 3, ..."
+                )
+            elif task is not None:
                 tasks.append(task)
                 phase.task_ids.append(task.id)
         phases.append(phase)
-    seen: set[str] = set()
-    for task in tasks:
-        if task.id in seen:
-            problems.append(f"two tasks have the id {counter(task.id)}; number tasks 1, 2, 3, ...")
-        seen.add(task.id)
-    if problems:
-        return problems
+    if not tasks:
+        return None, problems
     for phase in phases:
         phase.task_ids.sort(key=lambda i: int(counter(i)))
     plan = Plan(
@@ -132,7 +139,7 @@ def build(data: object, frame: Frame) -> Plan | list[str]:
     )
     if frame.dialect is Dialect.MARKDOWN:
         plan.overview_text = markdown_overview(plan, frame.resources)
-    return plan
+    return plan, problems
 
 
 def task_id(number: int, dialect: Dialect, code: str) -> str:
@@ -159,10 +166,10 @@ def _task(
         return None
     number = _number(entry.get("id"))
     if number is None:
-        problems.append(f"{where}.id must be a whole number from 1 (got {entry.get('id')!r})")
+        problems.append(f"{where}: id must be a whole number from 1 (got {entry.get('id')!r})")
         return None
     own = task_id(number, frame.dialect, code)
-    where = f"{where} (task {number})"
+    where = f"{where} (id {number})"
     dependencies = []
     for dep in _list(entry, "dependencies", where, problems):
         wanted = _number(dep)
@@ -186,8 +193,6 @@ def _task(
         )
         if c is not None
     ]
-    if not criteria:
-        problems.append(f"{where} needs at least one acceptance criterion")
     return Task(
         own,
         _text(entry, "title", where, problems),
@@ -228,7 +233,7 @@ def _criterion(item: object, where: str, problems: list[str]) -> Criterion | Non
 def _text(data: dict[str, Any], key: str, where: str, problems: list[str]) -> str:
     value = data.get(key)
     if not isinstance(value, str) or not value.strip():
-        problems.append(f"{where + '.' if where else ''}{key} must be non-empty text")
+        problems.append(f"{where + ': ' if where else ''}{key} must be non-empty text")
         return ""
     return value.strip()
 
@@ -236,7 +241,7 @@ def _text(data: dict[str, Any], key: str, where: str, problems: list[str]) -> st
 def _list(data: dict[str, Any], key: str, where: str, problems: list[str]) -> list[Any]:
     value = data.get(key, [])
     if not isinstance(value, list):
-        problems.append(f"{where}.{key} must be a list")
+        problems.append(f"{where}: {key} must be a list")
         return []
     return value
 

@@ -2,9 +2,11 @@
 agent wrote can forge it, for the reverse conversion to read back: a TaskTrack task's status,
 timestamps, requests and outcome in a Markdown task's `## TaskTrack record` section (kept
 apart from its description); a Markdown task's settings (paths, agent, ...) in a TaskTrack
-task's `**Markdown settings**` field; the plan's code, creation time, resources and phase
-titles in the Markdown overview's `## TaskTrack plan` section, the overview's prose escaped
-so that no line of it is that section (plan/formats/prose.py).
+task's `**Markdown settings**` field (and a Markdown overview's, its TaskTrack overview's);
+the plan's code, creation time, resources, phase titles and unknown fields in the Markdown
+overview's `## TaskTrack plan` section, the overview's prose escaped so that no line of it
+is that section (plan/formats/prose.py). Each way here has a way back that gives the same
+text, so a plan converted there and back is the same files.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ RECORD = markdown.RECORD  # a Markdown task's section, kept apart from its descr
 PLAN_RECORD = "TaskTrack plan"  # the Markdown overview's section
 SETTINGS = tasktrack_task.CARRIED  # a TaskTrack task's field
 
-_HEADING = re.compile(r"^(#{2,6})(\s+\S.*)$")
+_MARK = re.compile(r"^(\\*)(#+)(?=\s|$)")  # a heading's marks, and backslashes before them
+_SECTION = re.compile(r"##\s")
 _ITEM = re.compile(r"^- (?P<name>[A-Za-z][\w -]*?):(?: (?P<value>.*))?$")
 _PLAN_MARK = re.compile(rf"##\s+{PLAN_RECORD}\s*$", re.IGNORECASE)  # what overview prose escapes
 
@@ -29,7 +32,7 @@ def render_items(items: Items) -> str:
     lines = []
     for name, value in items:
         first, *rest = value.split("\n")
-        lines.append(f"- {name}: {first}".rstrip())
+        lines.append(f"- {name}:" + (f" {first}" if first else ""))
         lines += [f"  {line}" for line in rest]
     return "\n".join(lines)
 
@@ -47,35 +50,18 @@ def parse_items(text: str) -> Items:
     return [(name, value.rstrip()) for name, value in items]
 
 
-def sections(text: str) -> list[tuple[str, str]]:
-    """A Markdown text's `## ` sections as (heading, body), prose before the first as ("", ..)."""
-    parts: list[tuple[str, list[str]]] = [("", [])]
-    for line in text.split("\n"):
-        match = re.match(r"^##\s+(.*\S)\s*$", line)
-        if match:
-            parts.append((match.group(1), []))
-        else:
-            parts[-1][1].append(line)
-    return [(h, "\n".join(body).strip()) for h, body in parts if h or "\n".join(body).strip()]
-
-
-def join_sections(parts: list[tuple[str, str]]) -> str:
-    """Sections back into text, as the Markdown reader joins a description: a sole
-    `## Description` (or prose) bare, any other with its headings."""
-    parts = [(h, body) for h, body in parts if body]
-    if len(parts) == 1 and parts[0][0].lower() in ("", "description"):
-        return parts[0][1]
-    return "\n\n".join(body if not h else f"## {h}\n{body}" for h, body in parts)
-
-
 def take_section(text: str, heading: str) -> tuple[str, Items]:
-    """`text` without its `## heading` section, and that section's items."""
-    parts = sections(text)
-    found = [body for h, body in parts if h.lower() == heading.lower()]
-    if not found:
+    """`text` without its `## heading` section, every other byte as it was, and that
+    section's items: the section runs from its heading to the next `## ` line."""
+    lines = text.split("\n")
+    mark = re.compile(rf"##\s+{re.escape(heading)}\s*$", re.IGNORECASE)
+    start = next((i for i, line in enumerate(lines) if mark.match(line)), None)
+    if start is None:
         return text, []
-    rest = join_sections([(h, b) for h, b in parts if h.lower() != heading.lower()])
-    return rest, parse_items(found[0])
+    ends = (i for i in range(start + 1, len(lines)) if _SECTION.match(lines[i]))
+    end = next(ends, len(lines))
+    rest = "\n".join(lines[:start] + lines[end:])
+    return rest, parse_items("\n".join(lines[start + 1 : end]))
 
 
 def overview_prose(text: str) -> str:
@@ -89,12 +75,30 @@ def overview_text(text: str) -> str:
     return prose.unescape(text, _PLAN_MARK)
 
 
-def deepen(text: str, by: int) -> str:
-    """Headings of level 2 and more moved `by` levels: a Markdown overview's `## Goal` is
-    `### Goal` in a TaskTrack objective, where `## ` would start the phases."""
+def deepen(text: str) -> str:
+    """A Markdown overview's prose as a TaskTrack objective: each heading one level deeper
+    (its `## Goal` is `### Goal` there, where `## ` would start the phases). The one line
+    that may read `## ` in an objective (escaped in its file) came back from `shallow`
+    with a backslash more, which goes again; `shallow(deepen(t)) == t` for every text."""
+    return "\n".join(_MARK.sub(_deeper, line, count=1) for line in text.split("\n"))
 
-    def move(match: re.Match[str]) -> str:
-        level = max(2, min(6, len(match.group(1)) + by))
-        return "#" * level + match.group(2)
 
-    return "\n".join(_HEADING.sub(move, line) for line in text.split("\n"))
+def shallow(text: str) -> str:
+    """A TaskTrack objective as a Markdown overview's prose: each heading of level 3 and
+    more one level up; a `## ` line gets a backslash more, so `deepen` can tell it apart
+    from the `### ` line that went up; `deepen(shallow(t)) == t` for every text."""
+    return "\n".join(_MARK.sub(_shallower, line, count=1) for line in text.split("\n"))
+
+
+def _deeper(match: re.Match[str]) -> str:
+    slashes, marks = match.groups()
+    if slashes and marks == "##":
+        return slashes[1:] + marks
+    return slashes + marks + ("#" if not slashes and len(marks) >= 2 else "")
+
+
+def _shallower(match: re.Match[str]) -> str:
+    slashes, marks = match.groups()
+    if marks == "##":
+        return "\\" + slashes + marks
+    return slashes + (marks[1:] if not slashes and len(marks) >= 3 else marks)

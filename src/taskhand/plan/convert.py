@@ -5,21 +5,27 @@ no field for is carried (plan/carried.py) or named, one line each, in the notes.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from taskhand.errors import UserError
-from taskhand.plan import carried, publication
-from taskhand.plan.formats import tasktrack
+from taskhand.plan import carried, formats, publication
+from taskhand.plan.formats import markdown, tasktrack
 from taskhand.plan.formats.criteria import CriterionError, parse_duration
 from taskhand.plan.formats.tasktrack_edit import now
 from taskhand.plan.model import Dialect, Exchange, Phase, Plan, Status, Task, counter, id_key
-from taskhand.plan.templates import default_code
+from taskhand.plan.templates import default_code, render_files
 from taskhand.plan.validate import validate
 from taskhand.plan.write import check_out_folder, write_plan
 
 OUTCOMES = ("Request", "Response", "Resolution", "Failure")
+SECTION = " section"  # a Markdown task's lifecycle section among its carried settings
 SETTINGS_FILE = "taskhand.toml"  # a plan's own settings, beside its files
+# A Markdown overview with no text but its title, said in its TaskTrack overview's
+# **Markdown settings**: the objective TaskTrack needs is the title, for TaskTrack alone.
+OBJECTIVE = "objective"
+UNTOLD = "the title"
 
 
 class ConvertError(UserError):
@@ -66,7 +72,42 @@ def convert_folder(
         )
     elif found is not None:
         conversion.notes.append(f"the spec publication: copied from {found}")
-    return conversion, write_plan(conversion.plan, out, spec)
+    written = write_plan(conversion.plan, out, spec)
+    conversion.notes += _not_given_back(source, conversion, out)
+    return conversion, written
+
+
+def _not_given_back(source: Plan, conversion: Conversion, out: Path) -> list[str]:
+    """A note naming the files of `source` that converting `out` back would not give back
+    byte for byte: ones laid out otherwise than taskhand writes them, which the way back
+    writes its own way (the spec publication and the plan's settings aside)."""
+    converted, _ = formats.load(out)
+    if converted is None:
+        return []
+    way_back = convert(converted, source.dialect, source.root)
+    back = render_files(way_back.plan)
+    names = list(back)  # the overview's, then each task's, in the plan's order
+    task_files = dict(zip((t.id for t in way_back.plan.tasks), names[1:], strict=True))
+    files: list[tuple[Path | None, str | None]] = [
+        (t.source, task_files.get(way_back.ids.get(conversion.ids.get(t.id, ""), "")))
+        for t in source.tasks
+    ]
+    record = carried.take_section(source.overview_text, carried.PLAN_RECORD)[1]
+    if source.dialect is Dialect.TASKTRACK or record:  # else a note of its own says why
+        files.insert(0, (source.overview_path, names[0]))
+    shown = [
+        path.name + (f" (back as {name})" if name and name != path.name else "")
+        for path, name in files
+        if path is not None and (name != path.name or back[name].encode() != path.read_bytes())
+    ]
+    if not shown:
+        return []
+    listed = ", ".join(shown[:10]) + (f" and {len(shown) - 10} more" if len(shown) > 10 else "")
+    return [
+        f"the way back (convert --dialect {source.dialect}) would not give back byte for "
+        f"byte: {listed}: what the notes say is dropped, or a layout other than the one "
+        "taskhand writes (docs/authoring.md, 'Round trips')"
+    ]
 
 
 def convert(source: Plan, dialect: Dialect, out: Path, code: str | None = None) -> Conversion:
@@ -96,27 +137,37 @@ def to_markdown(source: Plan, out: Path) -> Conversion:
             kind=task.kind,
             pipeline=task.pipeline,
         )
-        _apply_settings(new, settings)
         record = _record(task, source.created, extra)
-        if record:
+        if record:  # first: a run's lifecycle sections come after it
             new.documents[carried.RECORD.lower()] = carried.render_items(record)
+        _apply_settings(new, settings)
         tasks.append(new)
-    recorded = [t.id for t, new in zip(source.tasks, tasks, strict=True) if new.documents]
+    recorded = [
+        t.id
+        for t, new in zip(source.tasks, tasks, strict=True)
+        if carried.RECORD.lower() in new.documents
+    ]
     if recorded:
         notes.append(
             f"statuses, update times, requests and outcomes of {', '.join(recorded)}: kept "
             f"as text in their '## {carried.RECORD}' sections (a Markdown run keeps statuses "
             "itself and starts every task OPEN)"
         )
+    extra = dict(source.extra)
+    kept = dict(carried.parse_items(extra.pop(carried.SETTINGS, "")))
     plan_items = [("Code", source.code or ""), ("Created", source.created or now())]
     if source.resources:
         plan_items.append(("Resources", ", ".join(source.resources)))
     plan_items += [
-        (f"Phase {p.number}", p.title) for p in source.phases if p.title != f"Phase {p.number}"
+        (f"Phase {p.number}", p.title)
+        for p in source.phases
+        if p.title != f"Phase {p.number}" or not p.task_ids  # a phase without tasks too
     ]
-    body = carried.overview_prose(carried.deepen(source.objective, -1))
+    plan_items += list(extra.items())
+    untold = kept.get(OBJECTIVE) == UNTOLD and source.objective == source.title
+    body = "" if untold else carried.overview_prose(carried.shallow(source.objective))
     section = f"## {carried.PLAN_RECORD}\n{carried.render_items(plan_items)}"
-    overview = f"# {source.title}\n\n{body}\n\n{section}"
+    overview = "\n\n".join(part for part in (f"# {source.title}", body, section) if part)
     notes.append(
         f"the plan's code, creation time, resources and phase titles: kept as text in the "
         f"overview's '## {carried.PLAN_RECORD}' section"
@@ -148,7 +199,9 @@ def to_tasktrack(source: Plan, out: Path, code: str | None) -> Conversion:
         ordered = sorted(source.tasks, key=lambda t: (t.phase, id_key(t.id)))
         numbers = {t.id: n for n, t in enumerate(ordered, start=1)}
     ids = {i: f"{code}-{n}" for i, n in numbers.items()}
-    phase_of = {old: new for new, old in enumerate(sorted({t.phase for t in source.tasks}), 1)}
+    listed = {int(name.split()[1]) for name in recorded if re.fullmatch(r"Phase \d{1,6}", name)}
+    numbers_used = sorted({t.phase for t in source.tasks} | listed)
+    phase_of = {old: new for new, old in enumerate(numbers_used, 1)}
     notes = []
     moved = [f"{old} -> {new}" for old, new in phase_of.items() if old != new]
     if moved:
@@ -176,16 +229,12 @@ def to_tasktrack(source: Plan, out: Path, code: str | None) -> Conversion:
             )
         notes += _apply_record(new, record)
         tasks.append(new)
-        lifecycle = [name for name in task.documents if name != carried.RECORD.lower()]
-        if lifecycle:
-            names = ", ".join(f"'## {name}'" for name in lifecycle)
-            notes.append(f"{task.id}: its lifecycle sections {names}: dropped")
     with_settings = [t.id for t in source.tasks if _settings(t)]
     if with_settings:
         notes.append(
-            f"paths, agents, models, timeouts and attempts of {', '.join(with_settings)}: kept "
-            f"in their '**{carried.SETTINGS}**' fields (TaskTrack has no such fields: a run "
-            "there neither confines nor routes them)"
+            f"paths, agents, models, timeouts, attempts and lifecycle sections of "
+            f"{', '.join(with_settings)}: kept in their '**{carried.SETTINGS}**' fields "
+            "(TaskTrack has no such fields: a run there neither confines nor routes them)"
         )
     phases = [
         Phase(n, recorded.get(f"Phase {old}") or f"Phase {n}")
@@ -195,6 +244,14 @@ def to_tasktrack(source: Plan, out: Path, code: str | None) -> Conversion:
         phases[task.phase - 1].task_ids.append(task.id)
     title_line = f"# {source.title}"
     objective = carried.overview_text(overview.strip().removeprefix(title_line).strip())
+    overview_settings = [(OBJECTIVE, UNTOLD)] if not objective else []
+    if not plan_items:
+        notes.append(
+            f"overview.md has no '## {carried.PLAN_RECORD}' section: the code {code} and the "
+            f"creation time are new; converting back writes them there, so overview.md comes "
+            "back with that section added"
+        )
+    known = {"Code", "Created", "Resources", *(f"Phase {old}" for old in phase_of)}
     plan = Plan(
         Dialect.TASKTRACK,
         out,
@@ -202,10 +259,15 @@ def to_tasktrack(source: Plan, out: Path, code: str | None) -> Conversion:
         sorted(tasks, key=lambda t: id_key(t.id)),
         phases,
         code=code,
-        objective=carried.deepen(objective, 1) or source.title,
+        objective=carried.deepen(objective) or source.title,
         created=stamp,
         resources=[r.strip() for r in recorded.get("Resources", "").split(",") if r.strip()],
+        extra={name: value for name, value in plan_items if name not in known},
     )
+    if overview_settings:
+        plan.extra[carried.SETTINGS] = (
+            f"kept for the way back:\n{carried.render_items(overview_settings)}"
+        )
     return Conversion(source.dialect, plan, ids, notes)
 
 
@@ -262,7 +324,13 @@ def _settings(task: Task) -> carried.Items:
         items.append(("timeout", f"{task.timeout_seconds:g}s"))
     if task.max_attempts is not None:
         items.append(("max_attempts", str(task.max_attempts)))
-    return items + list(task.extra.items())
+    items += list(task.extra.items())
+    # A run's lifecycle sections (## Spec, ...), which TaskTrack keeps elsewhere.
+    return items + [
+        (f"{name}{SECTION}", text)
+        for name, text in task.documents.items()
+        if name != carried.RECORD.lower()
+    ]
 
 
 def _apply_settings(task: Task, settings: carried.Items) -> None:
@@ -276,6 +344,8 @@ def _apply_settings(task: Task, settings: carried.Items) -> None:
                 task.timeout_seconds = parse_duration(value)
             elif key == "max_attempts" and value.isdigit():
                 task.max_attempts = int(value)
+            elif key.endswith(SECTION) and key.removesuffix(SECTION) in markdown.DOCUMENTS:
+                task.documents[key.removesuffix(SECTION)] = value
             else:
                 task.extra[key] = value
         except CriterionError:
@@ -284,7 +354,8 @@ def _apply_settings(task: Task, settings: carried.Items) -> None:
 
 def _empty_phases(source: Plan) -> list[str]:
     return [
-        f"phase {p.number} ({p.title}): dropped, it has no tasks"
+        f"phase {p.number} ({p.title}): it has no tasks, which a Markdown plan cannot hold; "
+        f"kept in the overview's '## {carried.PLAN_RECORD}' section for the way back"
         for p in source.phases
         if not p.task_ids
     ]

@@ -137,6 +137,8 @@ class Plan:
     overview_path: Path | None = None
     overview_text: str = ""
     spec_path: Path | None = None
+    # TaskTrack overview fields this version does not know, kept in file order.
+    extra: dict[str, str] = field(default_factory=dict)
     # TaskTrack keeps a second copy of each status in the overview; the task file wins.
     overview_statuses: dict[str, Status] = field(default_factory=dict)
 

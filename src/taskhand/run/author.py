@@ -176,9 +176,9 @@ def _check(
     except ValueError:
         return None, ["the resolution must be the plan as one JSON object"], True, resolution
     sent = json.dumps(data, indent=1)
-    plan = authored.build(data, frame)
-    if isinstance(plan, list):
-        return None, plan, True, sent
+    plan, wrong = authored.build_all(data, frame)  # the data's problems, and what is usable
+    if plan is None:
+        return None, wrong, True, sent
     with tempfile.TemporaryDirectory(prefix="taskhand-author-") as tmp:
         folder = Path(tmp) / "plan"
         write_plan(replace(plan, root=folder), folder, spec)
@@ -187,8 +187,8 @@ def _check(
         found = lint.to_fix(report)
     return (
         plan,
-        [*lost, *(f.text for f in found)],
-        bool(lost) or any(f.is_error for f in found),
+        [*wrong, *lost, *(f.text for f in found)],
+        bool(wrong) or bool(lost) or any(f.is_error for f in found),
         sent,
     )
 

@@ -30,6 +30,13 @@ STRUCTURE = re.compile(
     """,
     re.VERBOSE,
 )
+# What TaskTrack's reader and taskhand's edits of its files take as structure: a field, and
+# in the overview a phase and an entry. A code fence, a `---` or a `## ` line of a task's
+# description is prose there as it stands, and written so, as a person writes it.
+_TASKTRACK_TASK = re.compile(r"\*\*[A-Za-z][A-Za-z\ ]*\*\*:")
+_TASKTRACK_OVERVIEW = re.compile(
+    r"\#\#(?:\s|$) | \*\*[A-Za-z][A-Za-z\ ]*\*\*: | [*-]\s+\[", re.VERBOSE
+)
 _LINE = re.compile(r"(\s*)(\\*)(.*)", re.DOTALL)
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 
@@ -39,14 +46,24 @@ def normal(text: str) -> str:
     return "\n".join(text.splitlines()).strip()
 
 
-def escape(text: str, structure: re.Pattern[str] = STRUCTURE) -> str:
+def escape(
+    text: str, structure: re.Pattern[str] = STRUCTURE, read: re.Pattern[str] | None = None
+) -> str:
     """`text` (normalised) as it is written into a plan file: each line that would read as
-    `structure` gets one more backslash before its mark."""
+    `structure` gets one more backslash before its mark, and so does each line that starts
+    with backslashes before a mark of `read` (default `structure`), what its reader unescapes."""
     lines = normal(text).split("\n")
     code = fences(lines) if structure is STRUCTURE else set()
     return "\n".join(
-        line if n in code else _escape_line(line, structure) for n, line in enumerate(lines)
+        line if n in code else _escape_line(line, structure, read or structure)
+        for n, line in enumerate(lines)
     )
+
+
+def escape_tasktrack(text: str, overview: bool = False) -> str:
+    """`text` as a TaskTrack task file (or its overview) holds it: escaped against what is
+    structure there alone, and read back by `unescape` as every dialect's text is."""
+    return escape(text, _TASKTRACK_OVERVIEW if overview else _TASKTRACK_TASK, STRUCTURE)
 
 
 def unescape(text: str, structure: re.Pattern[str] = STRUCTURE) -> str:
@@ -79,11 +96,12 @@ def fences(lines: list[str]) -> set[int]:
     return found
 
 
-def _escape_line(line: str, structure: re.Pattern[str]) -> str:
+def _escape_line(line: str, structure: re.Pattern[str], read: re.Pattern[str]) -> str:
     match = _LINE.fullmatch(line)
     assert match is not None  # the pattern matches every line
     indent, slashes, rest = match.groups()
-    return f"{indent}\\{slashes}{rest}" if structure.match(rest) else line
+    marked = structure.match(rest) or (slashes and read.match(rest))
+    return f"{indent}\\{slashes}{rest}" if marked else line
 
 
 def _unescape_line(line: str, structure: re.Pattern[str]) -> str:

@@ -12,7 +12,13 @@ from dataclasses import dataclass
 from taskhand.plan.formats import prose
 from taskhand.plan.formats.files import Listing, read_text
 from taskhand.plan.formats.minimark import check_order, check_timestamp, split_fields, split_list
-from taskhand.plan.formats.tasktrack_task import ID_RE, STATUS_CODES, id_problem, parse_task_text
+from taskhand.plan.formats.tasktrack_task import (
+    CARRIED,
+    ID_RE,
+    STATUS_CODES,
+    id_problem,
+    parse_task_text,
+)
 from taskhand.plan.model import Dialect, Phase, Plan, Status, Task, counter, id_key
 from taskhand.plan.problems import Collector, Problem
 
@@ -75,7 +81,10 @@ def _parse_overview(text: str, code: str, out: Collector, plan: Plan) -> dict[st
     check_order(doc, OVERVIEW_FIELDS, out, "the overview")
     values = {f.name: f for f in doc.fields}
     for f in doc.fields:
-        if f.name not in OVERVIEW_FIELDS:
+        if f.name in OVERVIEW_FIELDS:
+            continue
+        plan.extra[f.name] = prose.unescape(f.value)
+        if f.name != CARRIED:
             out.warn(f.line, f"unknown field **{f.name}** is kept as is", "remove it if unintended")
     if "Objective" in values:
         plan.objective = prose.unescape(values["Objective"].value)

@@ -29,9 +29,10 @@ def render_overview(plan: Plan) -> str:
     resources = ", ".join(plan.resources) if plan.resources else NONE
     parts = [
         f"# {plan.code} - {prose.one_line(plan.title)}",
-        f"**Objective**: {prose.escape(plan.objective)}",
+        f"**Objective**: {prose.escape_tasktrack(plan.objective, overview=True)}",
         f"**Created**: {plan.created or now()}",
         f"**Resources**: {resources}",
+        *(f"**{n}**: {prose.escape_tasktrack(v, overview=True)}" for n, v in plan.extra.items()),
     ]
     for phase in plan.phases:
         entries = "\n".join(
@@ -52,7 +53,7 @@ def render_task(task: Task) -> str:
         f"**Status**: {task.status}",
         f"**Updated**: {task.updated or now()}",
         f"**Dependencies**: {prose.one_line(dependencies)}",
-        f"**Description**: {prose.escape(task.description)}",
+        f"**Description**: {prose.escape_tasktrack(task.description)}",
         f"**Acceptance**:\n\n{criteria}" if criteria else f"**Acceptance**: {NONE}",
     ]
     # taskhand's extensions (tasktrack_task.EXTENSIONS), then fields it keeps as they were
@@ -65,7 +66,7 @@ def render_task(task: Task) -> str:
             fields.append(("Response", exchange.response))
     fields += [("Resolution", task.resolution)] if task.resolution is not None else []
     fields += [("Failure", task.failure)] if task.failure is not None else []
-    parts += [f"**{name}**: {prose.escape(value)}" for name, value in fields]
+    parts += [f"**{name}**: {prose.escape_tasktrack(value)}" for name, value in fields]
     return "\n\n".join(parts) + "\n"
 
 
@@ -99,7 +100,7 @@ def update_task_text(
             raise ValueError(f"the task file has no **{name}** field")
     newline = "\r\n" if "\r\n" in text else "\n"
     for name, value in append:
-        value = prose.escape(value).replace("\n", newline)
+        value = prose.escape_tasktrack(value).replace("\n", newline)
         text = text.rstrip("\r\n") + f"{newline * 2}**{name}**: {value}{newline}"
     return text
 
@@ -139,7 +140,7 @@ def add_response(text: str, response: str) -> str:
     if end < len(lines) and lines[end].startswith("**Response**:"):
         raise ValueError("the latest **Request** already has a **Response**")
     newline = "\r\n" if "\r\n" in text else "\n"
-    value = prose.escape(response).replace("\n", newline)
+    value = prose.escape_tasktrack(response).replace("\n", newline)
     field = f"**Response**: {value}{newline}"
     if end == len(lines):
         return text.rstrip("\r\n") + newline * 2 + field

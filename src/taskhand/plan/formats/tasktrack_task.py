@@ -52,7 +52,8 @@ def id_problem(text: str) -> str:
 # Fields taskhand adds to a task file, with the values each takes.
 EXTENSIONS = {"Kind": ("logic", "ui", "vague"), "Pipeline": ("default", "full")}
 # What `taskhand convert` carries from a Markdown task that TaskTrack has no field for (its
-# paths, agent, model, ...): kept among the task's other fields, without a warning.
+# paths, agent, model, ...), or from its overview: kept among the file's other fields,
+# without a warning.
 CARRIED = "Markdown settings"
 
 
