@@ -139,7 +139,14 @@ def test_a_candidate_stays_out_of_the_users_repository(repo: Path, tmp_path: Pat
     # The workspace's own git reads it too, with the depot named as every process of the
     # attempt has it (its alternates name the user's objects alone).
     assert run(ws.path, "cat-file", "-t", sha, env=agent_env(repo)) == "commit"
-    assert (ws.path / ".git/objects/info/alternates").read_text().count("\n") == 1
+    # and so does a git library that reads objects itself, from the alternates file alone
+    # (aider's gitdb): the user's objects first, then the depot's
+    assert run(ws.path, "cat-file", "-t", sha) == "commit"
+    alternates = (ws.path / ".git/objects/info/alternates").read_text().splitlines()
+    assert alternates == [
+        str(git.common_dir(repo).resolve() / "objects"),
+        str(depot_of(repo).objects.resolve()),
+    ]
 
 
 def test_a_branch_gets_its_commits_objects_first(repo: Path, tmp_path: Path) -> None:

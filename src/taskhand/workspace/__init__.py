@@ -258,9 +258,12 @@ def _make_git_dir(depot: Depot, folder: Path, sha: str, branch: str | None, inde
     (folder / "refs" / "heads").mkdir(parents=True)
     (folder / "info").mkdir()
     objects = (git.common_dir(depot.repo) / "objects").resolve()
-    # The user's objects (the base's history); the depot's (the candidates') reach the
-    # agent's git through GIT_ALTERNATE_OBJECT_DIRECTORIES (Harness.workspace_env).
-    (folder / "objects" / "info" / "alternates").write_text(f"{objects}\n")
+    # The user's objects first (the base's history), then the depot's (the candidates'). Every
+    # process of the attempt is also given the depot in GIT_ALTERNATE_OBJECT_DIRECTORIES
+    # (Harness.workspace_env), but a git library that reads objects itself (aider's GitPython
+    # with gitdb) knows only this file.
+    alternates = f"{objects}\n{depot.objects.resolve()}\n"
+    (folder / "objects" / "info" / "alternates").write_text(alternates)
     # The agent's own git sees the files as the harness wrote them, converting nothing.
     (folder / "info" / "attributes").write_text(NEUTRAL)
     (folder / "config").write_text(_CONFIG)
