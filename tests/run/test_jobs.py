@@ -164,7 +164,7 @@ def test_a_tasktrack_plan_run_with_jobs_stays_conformant_and_unconfined_runs_see
     summary, recorder = run_plan(
         repo / "plan", repo, script(tmp_path, tasks), sandbox="none", settings={"jobs": 4}
     )
-    assert summary.status == "completed", summary.message
+    assert summary.status == "completed", (summary.message, recorder.of("violation"))
     assert recorder.of("violation") == [] and recorder.of("outside_change") == []
     report = validate.validate(repo / "plan")
     assert report.errors == [], [p.render() for p in report.errors]

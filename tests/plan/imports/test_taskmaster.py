@@ -244,9 +244,8 @@ def test_code_in_details_is_kept_byte_for_byte(tmp_path: Path) -> None:
             f for f in (tmp_path / f"plan-{dialect}").glob("*.md") if "npm ci" in f.read_text()
         ]
         section = "\\## not a section" if dialect is Dialect.MARKDOWN else "## not a section"
-        assert (
-            f"\n```bash\n# install the tools\nnpm ci   \n\n\n\n{section}\n\tmake\n```\n"
-            in (file.read_text(encoding="utf-8"))
+        assert f"\n```bash\n# install the tools\nnpm ci   \n\n\n\n{section}\n\tmake\n```\n" in (
+            file.read_text(encoding="utf-8")
         )
 
 

@@ -124,19 +124,23 @@ def write_atomic(path: Path, text: str | bytes, mode: int | None = None) -> None
         if mode is None:
             mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
         os.chmod(tmp, mode)
-        os.replace(tmp, path)
-        _remember(path)
+        # Replaced and remembered as one step: a guard asking meanwhile waits for both.
+        with _written_lock:
+            os.replace(tmp, path)
+            _remember(path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
 
 
-# What this process wrote with write_atomic, and the identity each write left. A guard that
+# What this process wrote with write_atomic, and the identities its writes left. A guard that
 # watches the plan folder while agents work (in a run of several jobs, other tasks' statuses
-# are written meanwhile) tells the harness's own writes from anyone else's by it.
-_written: dict[str, str] = {}
+# are written meanwhile) tells the harness's own writes from anyone else's by it. Every write's
+# identity is kept, not the last alone: a job may write a file again between a guard's print
+# and its question (each replacement is a new inode, so no one else's write can match).
+_written: dict[str, set[str]] = {}
 _temporaries: set[str] = set()  # the temporary files of those writes, seen for an instant
-_written_lock = threading.Lock()
+_written_lock = threading.RLock()
 
 
 def identity(info: os.stat_result) -> str:
@@ -147,7 +151,7 @@ def identity(info: os.stat_result) -> str:
 
 def _remember(path: Path) -> None:
     with _written_lock:
-        _written[os.path.abspath(path)] = identity(os.stat(path))
+        _written.setdefault(os.path.abspath(path), set()).add(identity(os.stat(path)))
 
 
 def written_by_us(path: Path, seen: str | None) -> bool:
@@ -155,4 +159,4 @@ def written_by_us(path: Path, seen: str | None) -> bool:
     left, or `path` is the temporary file of one of its writes."""
     key = os.path.abspath(path)
     with _written_lock:
-        return key in _temporaries or (seen is not None and _written.get(key) == seen)
+        return key in _temporaries or (seen is not None and seen in _written.get(key, ()))
