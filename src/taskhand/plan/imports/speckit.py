@@ -1,42 +1,60 @@
 """GitHub Spec Kit's `tasks.md` as a draft plan: each `## ` section holding task lines is a
 phase; within one, a [P] task waits for nothing implicitly and a sequential one for the one
-before it and the [P] ones between, as Spec Kit runs them. docs/authoring.md maps every part.
+before it and the [P] ones between, as Spec Kit runs them. What the file writes of the order
+(speckit_statements.py) wins over that implicit order. docs/authoring.md maps every part.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from taskhand.plan.imports import speckit_statements as statements
 from taskhand.plan.imports.draft import Draft, Dropped, Item
+from taskhand.plan.imports.speckit_paths import paths_in, scope, top_folders
 
-_TASK = re.compile(
-    r"^(?P<indent>\s*)[-*]\s+\[(?P<mark>[ xX])\]\s+(?P<id>T\d+[a-z]?)\b[:.]?\s*(?P<rest>.*)$"
-)
-_CHECKBOX = re.compile(r"^\s*[-*]\s+\[[ xX]\]\s")
+__all__ = ["paths_in", "read", "task_line"]
+
+# A task line as people write it: `- [ ] T001 ...`, `- [x] **T001**: ...`, `1. [ ] T008 ...`,
+# `- [~] T012 ...` (in progress), `- [ ] [T003] ...`, or `- **T004** [X]: ...` with no checkbox.
+_LIST_ITEM = re.compile(r"^(?P<indent>\s*)(?:[-*+]|\d{1,3}[.)])\s+(?:\[(?P<mark>[ xX~/!>-])\]\s+)?")
+_ID_HERE = re.compile(r"\[?(?P<id>T\d+[a-z]?)\]?(?![\w\u2013-])")
+_MARK_AFTER = re.compile(r"^\s*\[(?P<mark>[ xX~/])\]")
+_SEPARATOR = re.compile(r"^[\s:.\-\u2013\u2014]+")
 _HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<text>.*\S)\s*$")
 _PHASE_PREFIX = re.compile(r"^Phase\s+(?:\d+(?:\.\d+)*|[A-Z])\b\s*[:.\-\u2013\u2014]?\s*", re.I)
-_MARKER = re.compile(r"^\[(?P<m>[^\]\s]{1,20})\]\s*")
-_IDS = re.compile(r"\bT\d+[a-z]?\b")
-_RANGE = re.compile(r"\b(T\d+)\s*(?:-|\u2013|to)\s*(T\d+)\b")
-_IN_TEXT = re.compile(
-    r"\b(?:depends? on|dependent on|after|requires?|needs?|blocked by)\s+"
-    r"(?P<ids>\(?T\d+[a-z]?\b(?:\s*(?:,|and|&|/|-|\u2013|to)\s*T\d+[a-z]?\b)*)",
-    re.I,
-)
-_PATH = re.compile(r"(?<![\w/.@+-])((?:[\w.@+-]+/)+[\w.@+-]*)")
-_FILE_IN_CODE = re.compile(r"`([\w.@+-]+\.[A-Za-z0-9]{1,10})`")
-_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,10}$")
-_ARROW = re.compile(r"\s*(?:->|\u2192)\s*")
-_FORWARD = re.compile(r"\b(?:blocks|before)\b", re.I)
-_BACKWARD = re.compile(r"\b(?:depends? on|requires?|needs?|after|blocked by)\b", re.I)
-_DEPENDENCY_HEADING = re.compile(r"dependenc|execution order", re.I)
-_NO_HOME_HEADING = re.compile(r"^(format\b|table of contents|parallel\b)", re.I)
+_MARKER = re.compile(r"^\[(?P<m>[^\]\s]{1,20})\]\s*|^\((?P<story>US\d+|P\d)\)\s*")
+_PARALLEL_MARK = re.compile(r"\[P\]")
+_CHECKBOX = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+\[[ xX~/]\]\s")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+# An indented line that reads as structure is a task's detail, never its wrapped first line.
+_STRUCTURE = re.compile(r"^\s*(?:#|[-*+]\s|\d{1,3}[.)]\s|>|\||---|\*\*[^*]+\*\*\s*:|<)")
+_ORDER_HEADING = re.compile(r"dependenc|execution order|parallel", re.I)
+_NO_HOME_HEADING = re.compile(r"^(format\b|table of contents|parallel\b.*\bexamples?\b)", re.I)
 _PHASE_CHECKS = re.compile(
     r"^\*\*(checkpoint|independent test)\b[^*]*\*\*\s*:\s*(?P<text>.+)$", re.I
 )
+_SENTENCE_END = re.compile(r"[.!?](?=\s+[A-Z(`*])")
+_TITLE_MAX = 100
+_MARKS = {
+    "~": "in progress",
+    "/": "in progress",
+    "!": "blocked",
+    ">": "in progress",
+    "-": "dropped",
+}
+
+
+@dataclass
+class _Task:
+    id: str
+    mark: str
+    first: str  # the line's text after the id: its markers, then its title
+    line: int
+    group: str
+    paragraph: list[str] = field(default_factory=list)  # wrapped lines of the first line
+    details: list[str] = field(default_factory=list)  # indented lines after it
 
 
 @dataclass
@@ -44,8 +62,35 @@ class _Section:
     heading: str
     line: int
     text: list[tuple[int, str]] = field(default_factory=list)  # (line number, line)
-    items: list[tuple[Item, bool]] = field(default_factory=list)  # (task, marked [P])
+    tasks: list[_Task] = field(default_factory=list)
     checks: list[str] = field(default_factory=list)
+
+
+def task_line(line: str) -> tuple[str, str, str] | None:
+    """(id, mark, the rest) of a task line; None for any other line."""
+    item = _LIST_ITEM.match(line)
+    if not item:
+        return None
+    body, mark = line[item.end() :], item["mark"]
+    bold = body.startswith("**")
+    if bold:
+        close = body.find("**", 2)
+        if close < 0:
+            return None
+        inner, after = body[2:close], body[close + 2 :]
+        found = _ID_HERE.match(inner)
+        if not found:
+            return None
+        rest = f"{inner[found.end() :].strip()} {after}"
+        late = _MARK_AFTER.match(after)
+        if mark is None and late:  # `- **T001** [X]: ...`
+            mark, rest = late["mark"], f"{inner[found.end() :]} {after[late.end() :]}"
+    else:
+        found = _ID_HERE.match(body)
+        if mark is None or not found:
+            return None  # a plain `- T020 depends on T019` is a statement, not a task
+        rest = body[found.end() :]
+    return found["id"], mark or " ", _SEPARATOR.sub("", rest.strip()).strip()
 
 
 def read(text: str, source: Path) -> Draft:
@@ -59,8 +104,8 @@ def read(text: str, source: Path) -> Draft:
     title = ""
     sections = [_Section("", 1)]
     group = ""
-    current: Item | None = None
-    fence = comment = False
+    current: _Task | None = None
+    wrapping = fence = comment = False
     lines = text.split("\n")
     closing = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), 0)
     if lines[0].strip() == "---" and closing:  # the command's front matter: blank from here on
@@ -73,10 +118,11 @@ def read(text: str, source: Path) -> Draft:
                 dropped.append(Dropped(f"{name}:{number}", "a comment of the template"))
             comment = "-->" not in line
             continue
-        if line.lstrip().startswith("```"):
-            fence = not fence
-        heading = None if fence else _HEADING.match(line)
-        task = None if fence else _TASK.match(line)
+        opens = bool(_FENCE.match(line))
+        heading = None if fence or opens else _HEADING.match(line)
+        task = None if fence or opens else task_line(line)
+        if task and not task[1].strip() and _ORDER_HEADING.search(sections[-1].heading):
+            task = None  # `- **T004** blocks T005` in a Dependencies section is a statement
         if heading and len(heading["hashes"]) == 1 and not title:
             title = re.sub(r"^Tasks\s*:\s*", "", heading["text"], flags=re.I)
             current = None
@@ -87,88 +133,100 @@ def read(text: str, source: Path) -> Draft:
             group, current = heading["text"], None
             sections[-1].text.append((number, line))
         elif task:
-            current = _item(task, number, name, group, len(sections) - 1)
-            sections[-1].items.append((current, _parallel(task["rest"])))
-        elif current is not None and line and raw[:1].isspace():
-            current.text += "\n" + line.strip()  # an indented line under a task is part of it
+            current = _Task(task[0], task[1], task[2], number, group)
+            sections[-1].tasks.append(current)
+            wrapping = True
+        elif current is not None and line and (raw[:1].isspace() or fence):
+            # A wrapped line (prettier's, at 80 columns) goes on with the task's first line;
+            # after a blank line, a sub-list or a fence, indented lines are its details.
+            wrapping = wrapping and not (fence or opens or _STRUCTURE.match(line))
+            (current.paragraph if wrapping else current.details).append(line.strip())
         elif current is not None and not line:
-            continue  # a blank line may sit between a task and its indented details
+            wrapping = False  # a blank line may sit between a task and its indented details
         else:
             current = None
             checks = _PHASE_CHECKS.match(line.strip())
             if checks:
                 sections[-1].checks.append(f"{checks[1].title()}: {checks['text']}")
             sections[-1].text.append((number, line))
+        if opens:
+            fence = not fence
     return _draft(title, sections, dropped, name)
 
 
-def _item(task: re.Match[str], number: int, name: str, group: str, section: int) -> Item:
-    rest = task["rest"]
+def _item(task: _Task, name: str, section: int) -> tuple[Item, bool]:
+    rest = task.first
     labels = []
     while marker := _MARKER.match(rest):
-        labels.append(marker["m"])
+        labels.append(marker["m"] or marker["story"])
         rest = rest[marker.end() :]
-    where = f"{name}:{number}"
+    first = _SEPARATOR.sub("", " ".join([rest, *task.paragraph])).strip()
+    parallel = "P" in labels or bool(_PARALLEL_MARK.search(first))
+    where = f"{name}:{task.line}"
     tags = " ".join(f"[{m}]" for m in labels)
-    origin = f"From Spec Kit's {name}, line {number}: task {task['id']}{' ' + tags if tags else ''}"
-    origin += f', under "{group}".' if group else "."
-    item = Item(task["id"], rest, f"{rest}\n\n{origin}", section, where)
-    item.paths = paths_in(rest)
-    item.deps = [d for match in _IN_TEXT.finditer(rest) for d in _expand(match["ids"])]
-    if task["mark"] in "xX":
-        item.done = f"Imported as done: checked off in Spec Kit's {name}, line {number}."
-    return item
+    origin = f"From Spec Kit's {name}, line {task.line}: task {task.id}{' ' + tags if tags else ''}"
+    origin += f', under "{task.group}".' if task.group else "."
+    if task.mark in _MARKS:
+        origin += f" Marked [{task.mark}] ({_MARKS[task.mark]}) there."
+    body = "\n".join([first, *task.details]).strip()
+    details = "".join(f"\n{line}" for line in task.details)
+    item = Item(task.id, _title(first), f"{first}\n\n{origin}{details}", section, where)
+    item.paths = paths_in(body)
+    item.deps = [b for a, b in statements.read(body, [task.id]).pairs if a == task.id]
+    if task.mark in "xX":
+        item.done = f"Imported as done: checked off in Spec Kit's {name}, line {task.line}."
+    return item, parallel
 
 
-def _parallel(rest: str) -> bool:
-    while marker := _MARKER.match(rest):
-        if marker["m"] == "P":
-            return True
-        rest = rest[marker.end() :]
-    return False
-
-
-def paths_in(text: str) -> list[str]:
-    """File and folder paths the text names: `a/b.py`, `docs/`, or a quoted `package.json`."""
-    found = []
-    for match in _PATH.finditer(text):
-        path = match[1].rstrip(".")
-        if path.endswith("/") or _EXTENSION.search(path):
-            found.append(path)
-    found += _FILE_IN_CODE.findall(text)
-    return list(dict.fromkeys(found))
-
-
-def _expand(text: str) -> list[str]:
-    """Task ids in `text`, a range like T004-T007 standing for every id in it."""
-    ids: list[str] = []
-    for match in _RANGE.finditer(text):
-        first, last = int(match[1][1:]), int(match[2][1:])
-        width = len(match[1]) - 1
-        if 0 <= last - first <= 500:
-            ids += [f"T{n:0{width}d}" for n in range(first, last + 1)]
-    return list(dict.fromkeys([*ids, *_IDS.findall(text)]))
+def _title(text: str) -> str:
+    """The task's first sentence when its whole first paragraph is too long for a title (a
+    period in code, `PYTHONPATH=. pytest`, ends none)."""
+    text = " ".join(text.split())
+    if len(text) <= _TITLE_MAX:
+        return text
+    for end in _SENTENCE_END.finditer(text):
+        sentence = text[: end.end()]
+        if len(sentence) > _TITLE_MAX:
+            break
+        if len(sentence) >= 12 and sentence.count("`") % 2 == 0:
+            return sentence
+    return text
 
 
 def _draft(title: str, sections: list[_Section], dropped: list[Dropped], name: str) -> Draft:
-    items = [item for section in sections for item, _ in section.items]
+    built = [[_item(task, name, n) for task in s.tasks] for n, s in enumerate(sections)]
+    items = [item for section in built for item, _ in section]
+    by_key: dict[str, Item] = {}
+    for item in items:
+        by_key.setdefault(item.key, item)
+    parallel = {item.key for section in built for item, p in section if p}
+    order = [s for s in sections if not s.tasks and _ORDER_HEADING.search(s.heading)]
+    order = [s for s in order if not _NO_HOME_HEADING.match(s.heading) or _names_tasks(s)]
+    told = _statements(order, dropped, name)
+    for later, first in told.pairs:
+        if later in by_key and first not in by_key[later].deps:
+            by_key[later].deps.append(first)
+    parallel.update(told.parallel)
+    roots = top_folders([item.paths for item in items])
+    for item in items:
+        item.paths, unsure = scope(item.paths, item.text, roots)
+        if unsure:
+            dropped.append(Dropped(item.where, f"{item.key}'s paths are left open: {unsure}"))
     notes: list[str] = []
-    for section in sections:
+    for section, pairs in zip(sections, built, strict=True):
         body = "\n".join(line for _, line in section.text).strip()
-        if section.items:
-            _order(section)
-            if section.checks and not section.items[-1][1]:
-                section.items[-1][0].criteria += section.checks
+        if pairs:
+            _order(pairs, parallel)
+            if section.checks and pairs[-1][0].key not in parallel:
+                pairs[-1][0].criteria += section.checks
             for number, line in section.text:
                 if _CHECKBOX.match(line):  # a task line without its id: no task can be made
                     what = f"kept as text only: a checklist line with no task id: {line.strip()!r}"
                     dropped.append(Dropped(f"{name}:{number}", what))
-        elif _NO_HOME_HEADING.match(section.heading) and body:
+        elif _NO_HOME_HEADING.match(section.heading) and body and section not in order:
             what = f'the section "{section.heading}": it tells the file\'s format or restates tasks'
             dropped.append(Dropped(f"{name}:{section.line}", what))
             continue
-        elif _DEPENDENCY_HEADING.search(section.heading):
-            body = _dependency_lines(section, items, dropped, name)
         body = re.sub(r"(?m)^\s*(?:---+|\*\*\*+)\s*$", "", body).strip()  # rules between phases
         if body:
             notes.append(f"### {section.heading}\n\n{body}" if section.heading else body)
@@ -177,55 +235,91 @@ def _draft(title: str, sections: list[_Section], dropped: list[Dropped], name: s
     return Draft(title or "Spec Kit tasks", "\n\n".join([lead, *notes]), phases, items, dropped)
 
 
-def _order(section: _Section) -> None:
-    """A sequential task waits for the sequential task before it and the [P] ones between."""
+def _order(section: list[tuple[Item, bool]], parallel: set[str]) -> None:
+    """A sequential task waits for the sequential task before it and the [P] ones between,
+    unless the file says the other way round: an implicit wait that would close a cycle with
+    what the file writes is left out."""
+    by_key = {item.key: item for item, _ in section}
     previous: str | None = None
-    parallel: list[str] = []
-    for item, is_parallel in section.items:
-        if is_parallel:
-            parallel.append(item.key)
+    between: list[str] = []
+    for item, _ in section:
+        if item.key in parallel:
+            between.append(item.key)
             continue
-        item.deps = [*([previous] if previous else []), *parallel, *item.deps]
-        previous, parallel = item.key, []
+        implicit = [k for k in [*([previous] if previous else []), *between] if k != item.key]
+        kept = [k for k in implicit if not _waits_for(by_key, k, item.key)]
+        item.deps = [*kept, *[k for k in item.deps if k not in kept]]
+        previous, between = item.key, []
 
 
-def _dependency_lines(
-    section: _Section, items: list[Item], dropped: list[Dropped], name: str
-) -> str:
-    """Add the dependencies the section writes between task ids; return its text, all kept."""
-    by_key = {item.key: item for item in items}
-    for number, line in section.text:
-        if not _IDS.search(line):
+def _waits_for(by_key: dict[str, Item], start: str, target: str) -> bool:
+    """Whether task `start` already waits, through any chain in this phase, for `target`."""
+    seen: set[str] = set()
+    stack = [start]
+    while stack:
+        key = stack.pop()
+        if key == target:
+            return True
+        if key in seen or key not in by_key:
             continue
-        pairs = _pairs(line)
-        for later, first in pairs or []:
-            if later in by_key:
-                by_key[later].deps.append(first)
-        if pairs is None:
+        seen.add(key)
+        stack += by_key[key].deps
+    return False
+
+
+def _statements(sections: list[_Section], dropped: list[Dropped], name: str) -> statements.Reading:
+    """What the file's Dependencies, Execution Order and Parallel sections write of the order;
+    each line naming tasks that cannot be read is reported with its number."""
+    lines = [
+        joined
+        for section in sections
+        for joined in _joined(section.text, bool(_NO_HOME_HEADING.match(section.heading)))
+    ]
+    arrows = [p for _, line in lines for p in statements.arrow_pairs(line)]
+    back = sum(1 for a, b in arrows if _number(a) > _number(b))
+    arrows_wait = back > len(arrows) - back  # most arrows point back: `T025 -> T021` waits
+    told = statements.Reading()
+    for number, line in lines:
+        reading = statements.read(line, None, arrows_wait)
+        told.add(reading)
+        for clause in reading.unread:
+            whole = clause.strip(" -*") == line.strip(" -*")
+            what = "a line" if whole or not reading.pairs else "a statement"
             dropped.append(
                 Dropped(
                     f"{name}:{number}",
-                    "kept as text only: a line naming tasks in no dependency form taskhand "
-                    f"reads: {line.strip()!r}",
+                    f"kept as text only: {what} naming tasks in no dependency form taskhand "
+                    f"reads: {(line.strip() if whole else clause)!r}",
                 )
             )
-    return "\n".join(line for _, line in section.text).strip()
+    return told
 
 
-def _pairs(line: str) -> list[tuple[str, str]] | None:
-    """(task, what it waits for) for each dependency one line writes out; None for a line
-    in no form read here."""
-    parts = [_expand(p) for p in _ARROW.split(line)]
-    if len([p for p in parts if p]) >= 2:
-        chain = [p for p in parts if p]
-        return [
-            (b, a) for before, after in itertools.pairwise(chain) for a in before for b in after
-        ]
-    for pattern, forward in ((_FORWARD, True), (_BACKWARD, False)):
-        match = pattern.search(line)
-        if match:
-            left, right = _expand(line[: match.start()]), _expand(line[match.end() :])
-            if forward:
-                return [(b, a) for a in left for b in right]
-            return [(a, b) for a in left for b in right]
-    return None
+def _joined(text: list[tuple[int, str]], examples: bool) -> list[tuple[int, str]]:
+    """The section's lines, a wrapped line joined to the one it goes on from, and a line
+    ending in an arrow to the next: one statement may span several. In a fence (a diagram),
+    each line stands alone; an example's fence (commands to run) is no statement."""
+    joined: list[tuple[int, str]] = []
+    fence = False
+    for number, line in text:
+        if _FENCE.match(line):
+            fence = not fence
+            continue
+        if fence and examples:
+            continue
+        wrapped = not fence and line[:1].isspace() and line.strip() and not _LIST_ITEM.match(line)
+        goes_on = joined and re.search(r"(?:->|\u2192)\s*$", joined[-1][1])
+        if joined and (wrapped or goes_on):
+            joined[-1] = (joined[-1][0], f"{joined[-1][1].rstrip()} {line.strip()}")
+        elif line.strip():
+            joined.append((number, line))
+    return joined
+
+
+def _names_tasks(section: _Section) -> bool:
+    """Whether a Parallel Example section says something of tasks outside its fences."""
+    return any(statements.expand(line) for _, line in _joined(section.text, True))
+
+
+def _number(key: str) -> int:
+    return int(re.sub(r"\D", "", key) or 0)

@@ -1,0 +1,183 @@
+"""The dependency statements a Spec Kit file writes in prose, read one by one: `T020 depends
+on T011-T019; T021 depends on T020`, `Tests (T004-T011) before implementation (T012-T023)`,
+`T013, T014 can run in parallel after T012`, `T001 -> T002 -> T003`, `**Blocks**: T009`.
+
+A line holds as many statements as its clauses (split at `;`, at sentence ends, and at each
+parenthesis that says something of its own); each statement names who waits (its subject,
+the ids before its verb) and for whom (its object, the ids after). A statement missing either
+side, or of a form not read here, is never guessed at: it comes back as unread, to be reported.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+
+_ID = r"T\d+[a-z]?"
+_ITEM = rf"{_ID}(?:\s*(?:-|\u2013|\u2014|\.\.|to|through)\s*{_ID})?"
+_ID_LIST = re.compile(rf"\b{_ITEM}(?:(?:\s*(?:,|&|\+|/)\s*(?:and\s+)?|\s+and\s+|\s+){_ITEM})*\b")
+_RANGE = re.compile(rf"({_ID})\s*(?:-|\u2013|\u2014|\.\.|to|through)\s*({_ID})")
+_IDS = re.compile(rf"\b{_ID}\b")
+# Who waits for whom: `A depends on B` (A waits), `A before B` (B waits).
+_WAITS = (
+    r"(?:depends?|dependent)\s+(?:only\s+)?(?:up)?on|requires?|needs?|after|blocked\s+by|"
+    r"waits?\s+(?:for|on)|deps\s*:|dependencies\s*:|prerequisites?\s*:"
+)
+_GOES_FIRST = r"before|blocks?|unblocks?|precedes?|prerequisite\s+(?:for|of|to)"
+_VERB = re.compile(rf"\b(?:(?P<waits>{_WAITS})|(?P<first>{_GOES_FIRST}))(?![\w-])", re.I)
+_ARROW = re.compile(r"\s*(?:-+>|\u2192|\u27f6|=>|\u21d2)\s*")
+_PARALLEL = re.compile(r"\bparallel|\bindependent|\bconcurrent|\bsimultaneous", re.I)
+# Said of tasks, and no statement of order to read: the file's order already says it.
+_UNDERSTOOD = re.compile(
+    r"\bsequential|\bin order\b|\bone after another\b|\bno\b[\w\s-]*\bdependenc", re.I
+)
+_STARTS = re.compile(r"^\s*(?:starts|begins|has started|is started|kicks off)\b", re.I)
+_PAREN = re.compile(r"\(([^()]*)\)")
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z*`(])|\s*;\s*")
+_WORDS = re.compile(r"[A-Za-z]{2,}")
+
+
+@dataclass
+class Reading:
+    """What a text says of the order of tasks."""
+
+    pairs: list[tuple[str, str]] = field(default_factory=list)  # (waits, for whom)
+    parallel: list[str] = field(default_factory=list)  # said to run beside the others
+    unread: list[str] = field(default_factory=list)  # clauses naming tasks, not read
+
+    def add(self, other: Reading) -> None:
+        self.pairs += other.pairs
+        self.parallel += other.parallel
+        self.unread += other.unread
+
+
+def expand(text: str) -> list[str]:
+    """Task ids in `text`, a range like T004-T007 standing for every id in it."""
+    ids: list[str] = []
+    for match in _RANGE.finditer(text):
+        first, last = match[1], match[2]
+        if first[-1].isalpha() or last[-1].isalpha():
+            continue  # T012a-T012c: no numbers between to count
+        low, high = int(first[1:]), int(last[1:])
+        if 0 <= high - low <= 500:
+            ids += [f"T{n:0{len(first) - 1}d}" for n in range(low, high + 1)]
+    return list(dict.fromkeys([*ids, *_IDS.findall(text)]))
+
+
+def arrow_pairs(text: str) -> list[tuple[str, str]]:
+    """(left, right) of each arrow `text` writes between task ids."""
+    parts = _ARROW.split(_plain(text))
+    found = []
+    for left, right in itertools.pairwise(parts):
+        before, after = _lists(left), _lists(right)
+        if before and after:
+            found += [(a, b) for a in expand(before[-1][2]) for b in expand(after[0][2])]
+    return found
+
+
+def read(text: str, subject: list[str] | None = None, arrows_wait: bool = False) -> Reading:
+    """Every statement of `text`. A statement with no ids before its verb is said of
+    `subject` (a task's own text says `depends on T001` of itself); `arrows_wait` reads
+    `A -> B` as A waiting for B, as files whose arrows point back to earlier tasks mean it."""
+    reading = Reading()
+    main = _plain(text)
+    for paren in reversed(list(_PAREN.finditer(main))):
+        inner = paren[1]
+        if _VERB.search(inner) or _ARROW.search(inner) or _PARALLEL.search(inner):
+            before = _lists(main[: paren.start()])
+            own = expand(before[-1][2]) if before else subject
+            main = main[: paren.start()] + " " + main[paren.end() :]
+            reading.add(_clauses(inner, own, arrows_wait))
+    reading.add(_clauses(main, subject, arrows_wait))
+    return reading
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"[*`]", "", text)
+
+
+def _lists(text: str) -> list[tuple[int, int, str]]:
+    return [(m.start(), m.end(), m[0]) for m in _ID_LIST.finditer(text)]
+
+
+def _clauses(text: str, subject: list[str] | None, arrows_wait: bool) -> Reading:
+    reading = Reading()
+    for clause in _SENTENCE.split(text):
+        if _ARROW.search(clause) and len(_ARROW.split(clause)) > 1:
+            reading.add(_arrows(clause, arrows_wait))
+        else:
+            reading.add(_statement(clause, subject))
+    return reading
+
+
+def _arrows(clause: str, arrows_wait: bool) -> Reading:
+    parts = _ARROW.split(clause)
+    with_ids = [p for p in parts if _IDS.search(p)]
+    if len(with_ids) < 2 or len(with_ids) < len([p for p in parts if p.strip()]):
+        return Reading(unread=[clause.strip()] if with_ids else [])
+    pairs = arrow_pairs(clause)
+    return Reading(pairs=[(a, b) if arrows_wait else (b, a) for a, b in pairs])
+
+
+def _statement(clause: str, subject: list[str] | None) -> Reading:
+    lists = _lists(clause)
+    verbs = list(_VERB.finditer(clause))
+    parallel = _PARALLEL.search(clause)
+    reading = Reading()
+    if parallel:  # the ids before `parallel`, in `T010, T011 are parallel with T005-T009` too
+        reading.parallel = [i for s, _, ids in lists if s < parallel.start() for i in expand(ids)]
+    if not verbs:
+        if clause.lstrip().startswith("|"):
+            return reading  # a table row tells which task serves what, not their order
+        if lists and not parallel and not _UNDERSTOOD.search(clause) and _words_besides_ids(clause):
+            reading.unread.append(clause.strip())
+        return reading
+    # The ids between two verbs: the first list is the object of the one before, the last
+    # the subject of the one after; one list alone is split at its last comma.
+    starts = [0, *(v.end() for v in verbs)]
+    ends = [*(v.start() for v in verbs), len(clause)]
+    gaps = [
+        [x for x in lists if x[0] >= a and x[1] <= b] for a, b in zip(starts, ends, strict=True)
+    ]
+    unread = False
+    for n, verb in enumerate(verbs):
+        here, there = gaps[n], gaps[n + 1]
+        if not here:
+            waiting = list(subject or []) if n == 0 else []
+        elif n and len(here) == 1:
+            waiting = expand(_split_last(here[0][2])[1])
+        else:
+            waiting = expand(here[-1][2])
+        if not there:
+            others = []
+        elif n + 1 < len(verbs) and len(there) == 1:
+            others = expand(_split_last(there[0][2])[0])
+        else:
+            others = expand(there[0][2])
+        if there and _STARTS.match(clause[there[0][1] :]):
+            others = []  # `after T005 starts`: a start, not an end, to wait for
+        if not waiting or not others:
+            unread = unread or bool(here or there)
+            continue
+        for a in waiting:
+            for b in others:
+                pair = (a, b) if verb["waits"] else (b, a)
+                if pair[0] != pair[1]:
+                    reading.pairs.append(pair)
+    if unread:  # `T016 parallel after their SQL files`: not free of what it waits for
+        reading.unread.append(clause.strip())
+        reading.parallel = []
+    return reading
+
+
+def _split_last(ids: str) -> tuple[str, str]:
+    """`T012, T020` as (`T012`, `T020`): the head for one statement, the tail for the next."""
+    parts = re.split(r"\s*(?:,\s*(?:and\s+)?|\s+and\s+)\s*", ids)
+    if len(parts) < 2:
+        return ids, ids
+    return ", ".join(parts[:-1]), parts[-1]
+
+
+def _words_besides_ids(clause: str) -> bool:
+    return bool(_WORDS.search(_IDS.sub(" ", clause)))
