@@ -201,8 +201,8 @@ def _draft(title: str, sections: list[_Section], dropped: list[Dropped], name: s
         by_key.setdefault(item.key, item)
     parallel = {item.key for section in built for item, p in section if p}
     order = [s for s in sections if not s.tasks and _ORDER_HEADING.search(s.heading)]
-    order = [s for s in order if not _NO_HOME_HEADING.match(s.heading) or _names_tasks(s)]
     told = _statements(order, dropped, name)
+    order = [s for s in order if not _NO_HOME_HEADING.match(s.heading) or _names_tasks(s)]
     for later, first in told.pairs:
         if later in by_key and first not in by_key[later].deps:
             by_key[later].deps.append(first)
@@ -269,22 +269,27 @@ def _waits_for(by_key: dict[str, Item], start: str, target: str) -> bool:
 
 def _statements(sections: list[_Section], dropped: list[Dropped], name: str) -> statements.Reading:
     """What the file's Dependencies, Execution Order and Parallel sections write of the order;
-    each line naming tasks that cannot be read is reported with its number."""
+    each line naming tasks that cannot be read is reported with its number. In a Parallel
+    Example's fence, what reads as a statement (`T016 (depends on T013-T015)`) is taken, and
+    the rest (commands, batches suggested) left unreported."""
     lines = [
         joined
         for section in sections
         for joined in _joined(section.text, bool(_NO_HOME_HEADING.match(section.heading)))
     ]
-    arrows = [p for _, line in lines for p in statements.arrow_pairs(line)]
+    arrows = [p for _, line, _ in lines for p in statements.arrow_pairs(line)]
     back = sum(1 for a, b in arrows if _number(a) > _number(b))
     arrows_wait = back > len(arrows) - back  # most arrows point back: `T025 -> T021` waits
     told = statements.Reading()
-    for number, line in lines:
+    for number, line, quiet in lines:
         reading = statements.read(line, None, arrows_wait)
-        told.add(reading)
+        told.pairs += reading.pairs
+        if quiet:
+            continue
+        told.parallel += reading.parallel
         for clause in reading.unread:
             whole = clause.strip(" -*") == line.strip(" -*")
-            what = "a line" if whole or not reading.pairs else "a statement"
+            what = "a line" if whole else "a statement"
             dropped.append(
                 Dropped(
                     f"{name}:{number}",
@@ -295,30 +300,31 @@ def _statements(sections: list[_Section], dropped: list[Dropped], name: str) -> 
     return told
 
 
-def _joined(text: list[tuple[int, str]], examples: bool) -> list[tuple[int, str]]:
+def _joined(text: list[tuple[int, str]], examples: bool) -> list[tuple[int, str, bool]]:
     """The section's lines, a wrapped line joined to the one it goes on from, and a line
     ending in an arrow to the next: one statement may span several. In a fence (a diagram),
-    each line stands alone; an example's fence (commands to run) is no statement."""
-    joined: list[tuple[int, str]] = []
+    each line stands alone, and in an example's fence it is quiet: no statement is missed."""
+    joined: list[tuple[int, str, bool]] = []
     fence = False
     for number, line in text:
         if _FENCE.match(line):
             fence = not fence
             continue
-        if fence and examples:
-            continue
         wrapped = not fence and line[:1].isspace() and line.strip() and not _LIST_ITEM.match(line)
         goes_on = joined and re.search(r"(?:->|\u2192)\s*$", joined[-1][1])
         if joined and (wrapped or goes_on):
-            joined[-1] = (joined[-1][0], f"{joined[-1][1].rstrip()} {line.strip()}")
+            last = joined[-1]
+            joined[-1] = (last[0], f"{last[1].rstrip()} {line.strip()}", last[2])
         elif line.strip():
-            joined.append((number, line))
+            joined.append((number, line, fence and examples))
     return joined
 
 
 def _names_tasks(section: _Section) -> bool:
     """Whether a Parallel Example section says something of tasks outside its fences."""
-    return any(statements.expand(line) for _, line in _joined(section.text, True))
+    return any(
+        statements.expand(line) for _, line, quiet in _joined(section.text, True) if not quiet
+    )
 
 
 def _number(key: str) -> int:
