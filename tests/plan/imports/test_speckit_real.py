@@ -164,6 +164,47 @@ EXPECTED = {
         free=ids("T003 T004 T005 T024 T026 T028 T061 T062 T063"),
         unread=[219, 221, 223, 236, 254, 256],
     ),
+    # Task lines wrapped at 80 columns, `(depends on: T018, T019, T014)` across the wrap.
+    "badzwanzen-add-players.md": Real(
+        ids("T001-T026"),
+        ids("T001-T026"),
+        [
+            *pairs("T008", "T007"),
+            *pairs("T012", "T009 T008 T006"),
+            *pairs("T013", "T010 T012"),
+            *pairs("T014", "T011 T013"),
+            *pairs("T015", "T014"),
+            *pairs("T018", "T016 T012"),
+            *pairs("T019", "T017"),
+            *pairs("T020", "T018 T019 T014"),
+            *pairs("T022", "T021 T020"),
+            *pairs("T023", "T022"),
+        ],
+        free=ids("T002-T007 T009-T011 T016 T017 T021 T024-T026"),
+    ),
+    # `- [~] T008` in progress; "TDD: T001→T002, T004→T005."
+    "corex-make-site.md": Real(
+        ids("T001-T012"),
+        ids("T001-T006 T009-T011"),
+        [*pairs("T002", "T001"), *pairs("T005", "T004")],
+        free=ids("T001 T004 T009"),
+        unread=[47],  # "Foundational (T001–T002) blocks the stories": which tasks?
+    ),
+    # Wrapped task lines, `[~]`, "(T010–T012 → T013–T019; T021 → T022–T025; ...)".
+    "corex-roadmap-closeout.md": Real(
+        ids("T001-T037"),
+        ids("T004-T034 T036 T037"),
+        [
+            *pairs("T003", "T001-T002"),
+            *pairs("T013-T019", "T010-T012"),
+            *pairs("T022-T025", "T021"),
+            *pairs("T028-T032", "T027"),
+            *pairs("T005 T006 T008", "T004"),
+            *pairs("T030 T031", "T027-T029"),
+        ],
+        free=ids("T002 T010-T012 T021 T027"),
+        unread=[208],  # "Polish (T034–T037) after the stories it documents/verifies"
+    ),
 }
 
 

@@ -36,6 +36,7 @@ _PHASE_CHECKS = re.compile(
     r"^\*\*(checkpoint|independent test)\b[^*]*\*\*\s*:\s*(?P<text>.+)$", re.I
 )
 _SENTENCE_END = re.compile(r"[.!?](?=\s+[A-Z(`*])")
+_CLAUSE_END = re.compile(r"\s+[\u2014\u2013]\s+|;\s|:\s")
 _TITLE_MAX = 100
 _MARKS = {
     "~": "in progress",
@@ -179,18 +180,27 @@ def _item(task: _Task, name: str, section: int) -> tuple[Item, bool]:
 
 
 def _title(text: str) -> str:
-    """The task's first sentence when its whole first paragraph is too long for a title (a
-    period in code, `PYTHONPATH=. pytest`, ends none)."""
+    """The task's first paragraph, or when that is too long for a title, its first sentence,
+    else its longest run of clauses (up to ` — `, `; ` or `: `) that fits, else the paragraph
+    (shortened with "..." when the plan is built). A boundary in code or in parentheses
+    (`PYTHONPATH=. pytest`) ends none."""
     text = " ".join(text.split())
     if len(text) <= _TITLE_MAX:
         return text
-    for end in _SENTENCE_END.finditer(text):
-        sentence = text[: end.end()]
-        if len(sentence) > _TITLE_MAX:
-            break
-        if len(sentence) >= 12 and sentence.count("`") % 2 == 0:
-            return sentence
+    for boundaries in (_SENTENCE_END, _CLAUSE_END):
+        ends = [m for m in boundaries.finditer(text, 20, _TITLE_MAX + 1) if _outside(text, m)]
+        if boundaries is _SENTENCE_END and ends:
+            return text[: ends[0].end()]
+        if ends:
+            return text[: ends[-1].start()]
     return text
+
+
+def _outside(text: str, end: re.Match[str]) -> bool:
+    """Whether a boundary ends the title within its length and outside code and parentheses."""
+    before = text[: end.start()]
+    depth = before.count("(") - before.count(")") + before.count("[") - before.count("]")
+    return end.end() <= _TITLE_MAX and before.count("`") % 2 == 0 and depth == 0
 
 
 def _draft(title: str, sections: list[_Section], dropped: list[Dropped], name: str) -> Draft:

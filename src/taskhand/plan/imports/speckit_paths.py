@@ -86,7 +86,8 @@ def scope(paths: list[str], text: str, roots: set[str]) -> tuple[list[str], str 
             f"its text names paths as examples ({example[0]!r}), so its work may go beyond "
             "them; name them in its task file to scope it"
         )
-    return [_placed(p, roots) for p in paths], None
+    named = [p for p in paths if not any(o.endswith(f"/{p}") for o in paths)]  # `x.ts`, a/x.ts
+    return [_placed(p, roots) for p in named], None
 
 
 def _placed(path: str, roots: set[str]) -> str:

@@ -104,10 +104,14 @@ def _lists(text: str) -> list[tuple[int, int, str]]:
 def _clauses(text: str, subject: list[str] | None, arrows_wait: bool) -> Reading:
     reading = Reading()
     for clause in _SENTENCE.split(text):
-        if _ARROW.search(clause) and len(_ARROW.split(clause)) > 1:
-            reading.add(_arrows(clause, arrows_wait))
-        else:
+        if not _ARROW.search(clause):
             reading.add(_statement(clause, subject))
+            continue
+        chains = re.split(r",\s+", clause)
+        if not all(_ARROW.search(chain) for chain in chains):
+            chains = [clause]  # `T001 -> T002, T003 -> T004` is two chains; else one
+        for chain in chains:
+            reading.add(_arrows(chain, arrows_wait))
     return reading
 
 
