@@ -43,7 +43,7 @@ _MARKS = {
     "/": "in progress",
     "!": "blocked",
     ">": "in progress",
-    "-": "dropped",
+    "-": "cancelled",
 }
 
 
