@@ -52,6 +52,26 @@ def test_the_task_lines_people_write_are_all_tasks(tmp_path: Path) -> None:
     assert waits(done)["T002"] == []  # its [P] at the end frees it
 
 
+def test_a_task_written_as_a_heading_owns_the_lines_below_it(tmp_path: Path) -> None:
+    done = imported(
+        tmp_path,
+        "# X\n\n## Phase 1 \u2014 Setup\n\n### [X] T001: Create the data file\n\n"
+        "- **File**: `src/data/dev/event.json`\n\n### T002 \u2014 Build the card\n"
+        "- **File**: `src/features/card/Card.tsx`\n- **Depends on**: T001\n\n"
+        "### [I] T003: [US1] Test it\n",
+        Dialect.MARKDOWN,
+    )
+    tasks = {s: done.plan.by_id()[t] for s, t in done.ids.items()}
+    assert [t.title for t in tasks.values()] == [
+        "Create the data file",
+        "Build the card",
+        "Test it",
+    ]
+    assert tasks["T002"].paths == ["src/features/card/Card.tsx"]
+    assert waits(done) == {"T001": [], "T002": ["T001"], "T003": ["T002"]}
+    assert "Marked [I] there." in tasks["T003"].description
+
+
 def test_a_file_of_bold_ids_only_is_a_spec_kit_file(tmp_path: Path) -> None:
     done = imported(tmp_path, "# Tasks: X\n\n## Phase 1\n\n- [x] **T001**: One\n")
     assert list(done.ids) == ["T001"]

@@ -205,6 +205,21 @@ EXPECTED = {
         free=ids("T002 T010-T012 T021 T027"),
         unread=[208],  # "Polish (T034–T037) after the stories it documents/verifies"
     ),
+    # Tasks as headings: `### [X] T003: [US1] ...`, `- **Depends on**: T002` below each one,
+    # `### [I] T007` (a mark of the author's own), ids out of order, a mermaid chain.
+    "devfest-event-overview.md": Real(
+        ids("T001 T002 T003 T013 T014 T015 T016 T006 T007"),
+        ids("T001 T002 T003 T013"),
+        [
+            *pairs("T003", "T002"),
+            *pairs("T013", "T003"),
+            *pairs("T014", "T013"),
+            *pairs("T015", "T014"),
+            *pairs("T016", "T015"),
+            *pairs("T006", "T016"),
+            *pairs("T007", "T006"),
+        ],
+    ),
 }
 
 

@@ -18,15 +18,20 @@ __all__ = ["paths_in", "read", "task_line"]
 
 # A task line as people write it: `- [ ] T001 ...`, `- [x] **T001**: ...`, `1. [ ] T008 ...`,
 # `- [~] T012 ...` (in progress), `- [ ] [T003] ...`, or `- **T004** [X]: ...` with no checkbox.
-_LIST_ITEM = re.compile(r"^(?P<indent>\s*)(?:[-*+]|\d{1,3}[.)])\s+(?:\[(?P<mark>[ xX~/!>-])\]\s+)?")
+_LIST_ITEM = re.compile(r"^(?P<indent>\s*)(?:[-*+]|\d{1,3}[.)])\s+(?:\[(?P<mark>[^\[\]])\]\s+)?")
 _ID_HERE = re.compile(r"\[?(?P<id>T\d+[a-z]?)\]?(?![\w\u2013-])")
+# A task written as a heading, its lines below it: `### T001 — Install x`, `### [X] T002: ...`.
+_HEADING_TASK = re.compile(
+    r"^(?:\[(?P<mark>[^\[\]])\]\s*)?\*{0,2}\[?(?P<id>T\d+[a-z]?)\]?\*{0,2}"
+    r"(?![\w\u2013-])(?P<rest>.*)$"
+)
 _MARK_AFTER = re.compile(r"^\s*\[(?P<mark>[ xX~/])\]")
 _SEPARATOR = re.compile(r"^[\s:.\-\u2013\u2014]+")
 _HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<text>.*\S)\s*$")
 _PHASE_PREFIX = re.compile(r"^Phase\s+(?:\d+(?:\.\d+)*|[A-Z])\b\s*[:.\-\u2013\u2014]?\s*", re.I)
 _MARKER = re.compile(r"^\[(?P<m>[^\]\s]{1,20})\]\s*|^\((?P<story>US\d+|P\d)\)\s*")
 _PARALLEL_MARK = re.compile(r"\[P\]")
-_CHECKBOX = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+\[[ xX~/]\]\s")
+_CHECKBOX = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+\[[^\[\]]\]\s")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 # An indented line that reads as structure is a task's detail, never its wrapped first line.
 _STRUCTURE = re.compile(r"^\s*(?:#|[-*+]\s|\d{1,3}[.)]\s|>|\||---|\*\*[^*]+\*\*\s*:|<)")
@@ -56,6 +61,7 @@ class _Task:
     group: str
     paragraph: list[str] = field(default_factory=list)  # wrapped lines of the first line
     details: list[str] = field(default_factory=list)  # indented lines after it
+    block: bool = False  # a heading: every line up to the next heading is its own
 
 
 @dataclass
@@ -130,6 +136,11 @@ def read(text: str, source: Path) -> Draft:
         elif heading and (len(heading["hashes"]) == 2 or _PHASE_PREFIX.match(heading["text"])):
             sections.append(_Section(heading["text"], number))
             group, current = "", None
+        elif heading and (block := _heading_task(heading, sections[-1])):
+            current = _Task(block["id"], block["mark"] or " ", block["rest"], number, group)
+            current.block = True
+            sections[-1].tasks.append(current)
+            wrapping = False
         elif heading:
             group, current = heading["text"], None
             sections[-1].text.append((number, line))
@@ -137,7 +148,7 @@ def read(text: str, source: Path) -> Draft:
             current = _Task(task[0], task[1], task[2], number, group)
             sections[-1].tasks.append(current)
             wrapping = True
-        elif current is not None and line and (raw[:1].isspace() or fence):
+        elif current is not None and line and (raw[:1].isspace() or fence or current.block):
             # A wrapped line (prettier's, at 80 columns) goes on with the task's first line;
             # after a blank line, a sub-list or a fence, indented lines are its details.
             wrapping = wrapping and not (fence or opens or _STRUCTURE.match(line))
@@ -155,8 +166,14 @@ def read(text: str, source: Path) -> Draft:
     return _draft(title, sections, dropped, name)
 
 
+def _heading_task(heading: re.Match[str], section: _Section) -> re.Match[str] | None:
+    if len(heading["hashes"]) < 3 or _ORDER_HEADING.search(section.heading):
+        return None
+    return _HEADING_TASK.match(heading["text"])
+
+
 def _item(task: _Task, name: str, section: int) -> tuple[Item, bool]:
-    rest = task.first
+    rest = _SEPARATOR.sub("", task.first.strip())
     labels = []
     while marker := _MARKER.match(rest):
         labels.append(marker["m"] or marker["story"])
@@ -167,8 +184,9 @@ def _item(task: _Task, name: str, section: int) -> tuple[Item, bool]:
     tags = " ".join(f"[{m}]" for m in labels)
     origin = f"From Spec Kit's {name}, line {task.line}: task {task.id}{' ' + tags if tags else ''}"
     origin += f', under "{task.group}".' if task.group else "."
-    if task.mark in _MARKS:
-        origin += f" Marked [{task.mark}] ({_MARKS[task.mark]}) there."
+    if task.mark not in " xX":  # open: in progress, blocked, cancelled, or the author's own
+        meaning = f" ({_MARKS[task.mark]})" if task.mark in _MARKS else ""
+        origin += f" Marked [{task.mark}]{meaning} there."
     body = "\n".join([first, *task.details]).strip()
     details = "".join(f"\n{line}" for line in task.details)
     item = Item(task.id, _title(first), f"{first}\n\n{origin}{details}", section, where)
