@@ -36,20 +36,31 @@ def test_the_task_lines_people_write_are_all_tasks(tmp_path: Path) -> None:
         "- [X] **T002 (US1)**: Bold id and story, parallel at the end [P]\n"
         "1. [ ] T003 A numbered list\n"
         "2. [~] T004 In progress\n"
-        "- [ ] [T005] A bracketed id\n"
-        "- **T006** [X]: No checkbox, done after the id\n"
-        "- **T007 [Setup]**: No checkbox at all\n\n"
-        "## Dependencies\n\n"
-        "- **T007** blocks nothing taskhand knows\n",
+        "- [ ] [T005] A bracketed id\n\n"
+        "## Notes\n\n- **T003** \u2014 a finding about it, no task\n\n"
+        "## Dependencies\n\n- **T005** blocks nothing taskhand knows\n",
     )
-    assert list(done.ids) == [f"T00{n}" for n in range(1, 8)]
+    assert list(done.ids) == [f"T00{n}" for n in range(1, 6)]
     tasks = {s: done.plan.by_id()[t] for s, t in done.ids.items()}
-    assert [s for s, t in tasks.items() if t.status is Status.DONE] == ["T001", "T002", "T006"]
+    assert [s for s, t in tasks.items() if t.status is Status.DONE] == ["T001", "T002"]
     assert tasks["T001"].title == "Bold id with a colon"
     assert tasks["T002"].title == "Bold id and story, parallel at the end [P]"
     assert "Marked [~] (in progress) there." in tasks["T004"].description
     assert tasks["T004"].status is Status.OPEN
     assert waits(done)["T002"] == []  # its [P] at the end frees it
+
+
+def test_a_file_without_checkboxes_has_its_bold_ids_as_tasks(tmp_path: Path) -> None:
+    done = imported(
+        tmp_path,
+        "# Tasks: X\n\n## Phase 1: Setup\n\n"
+        "- **T001** [X]: Done, marked after the id\n- **T002 [Setup]**: Open\n",
+    )
+    tasks = {s: done.plan.by_id()[t] for s, t in done.ids.items()}
+    assert [(s, t.title, t.status) for s, t in tasks.items()] == [
+        ("T001", "Done, marked after the id", Status.DONE),
+        ("T002", "Open", Status.OPEN),
+    ]
 
 
 def test_a_task_written_as_a_heading_owns_the_lines_below_it(tmp_path: Path) -> None:

@@ -31,6 +31,7 @@ _HEADING = re.compile(r"^(?P<hashes>#{1,6})\s+(?P<text>.*\S)\s*$")
 _PHASE_PREFIX = re.compile(r"^Phase\s+(?:\d+(?:\.\d+)*|[A-Z])\b\s*[:.\-\u2013\u2014]?\s*", re.I)
 _MARKER = re.compile(r"^\[(?P<m>[^\]\s]{1,20})\]\s*|^\((?P<story>US\d+|P\d)\)\s*")
 _PARALLEL_MARK = re.compile(r"\[P\]")
+_BOXED = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+\[[^\[\]]\]\s+\*{0,2}\[?T\d+[a-z]?\b", re.M)
 _CHECKBOX = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+\[[^\[\]]\]\s")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 # An indented line that reads as structure is a task's detail, never its wrapped first line.
@@ -73,10 +74,12 @@ class _Section:
     checks: list[str] = field(default_factory=list)
 
 
-def task_line(line: str) -> tuple[str, str, str] | None:
-    """(id, mark, the rest) of a task line; None for any other line."""
+def task_line(line: str, loose: bool = True) -> tuple[str, str, str] | None:
+    """(id, mark, the rest) of a task line; None for any other line. A bold id without a
+    checkbox is a task only in a file whose task lines have none (`loose`): in one that has,
+    `- **T010** — a finding` in its notes is no task."""
     item = _LIST_ITEM.match(line)
-    if not item:
+    if not item or (item["mark"] is None and not loose):
         return None
     body, mark = line[item.end() :], item["mark"]
     bold = body.startswith("**")
@@ -113,6 +116,7 @@ def read(text: str, source: Path) -> Draft:
     group = ""
     current: _Task | None = None
     wrapping = fence = comment = False
+    loose = not _BOXED.search(text)  # no checkbox task line: bold ids and headings are tasks
     lines = text.split("\n")
     closing = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), 0)
     if lines[0].strip() == "---" and closing:  # the command's front matter: blank from here on
@@ -127,7 +131,7 @@ def read(text: str, source: Path) -> Draft:
             continue
         opens = bool(_FENCE.match(line))
         heading = None if fence or opens else _HEADING.match(line)
-        task = None if fence or opens else task_line(line)
+        task = None if fence or opens else task_line(line, loose)
         if task and not task[1].strip() and _ORDER_HEADING.search(sections[-1].heading):
             task = None  # `- **T004** blocks T005` in a Dependencies section is a statement
         if heading and len(heading["hashes"]) == 1 and not title:
@@ -136,7 +140,7 @@ def read(text: str, source: Path) -> Draft:
         elif heading and (len(heading["hashes"]) == 2 or _PHASE_PREFIX.match(heading["text"])):
             sections.append(_Section(heading["text"], number))
             group, current = "", None
-        elif heading and (block := _heading_task(heading, sections[-1])):
+        elif heading and loose and (block := _heading_task(heading, sections[-1])):
             current = _Task(block["id"], block["mark"] or " ", block["rest"], number, group)
             current.block = True
             sections[-1].tasks.append(current)

@@ -27,7 +27,7 @@ _WAITS = (
 _GOES_FIRST = r"before|blocks?|unblocks?|precedes?|prerequisite\s+(?:for|of|to)"
 _VERB = re.compile(rf"\b(?:(?P<waits>{_WAITS})|(?P<first>{_GOES_FIRST}))(?![\w-])", re.I)
 _ARROW = re.compile(r"\s*(?:-+>|\u2192|\u27f6|=>|\u21d2)\s*")
-_PARALLEL = re.compile(r"\bparallel|\bindependent|\bconcurrent|\bsimultaneous", re.I)
+_PARALLEL = re.compile(r"\bparallel|\bindependent|\bconcurrent|\bsimultaneous|\u2225|\[P\]", re.I)
 # Said of tasks, and no statement of order to read: the file's order already says it.
 _UNDERSTOOD = re.compile(
     r"\bsequential|\bin order\b|\bone after another\b|\bno\b[\w\s-]*\bdependenc", re.I
@@ -130,7 +130,8 @@ def _statement(clause: str, subject: list[str] | None) -> Reading:
     parallel = _PARALLEL.search(clause)
     reading = Reading()
     if parallel:  # the ids before `parallel`, in `T010, T011 are parallel with T005-T009` too
-        reading.parallel = [i for s, _, ids in lists if s < parallel.start() for i in expand(ids)]
+        ends = len(clause) if parallel[0] == "\u2225" else parallel.start()  # `T006 ∥ T004`: both
+        reading.parallel = [i for s, _, ids in lists if s < ends for i in expand(ids)]
     if not verbs:
         if clause.lstrip().startswith("|"):
             return reading  # a table row tells which task serves what, not their order
