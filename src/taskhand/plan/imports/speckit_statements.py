@@ -130,8 +130,8 @@ def _statement(clause: str, subject: list[str] | None) -> Reading:
     parallel = _PARALLEL.search(clause)
     reading = Reading()
     if parallel:  # the ids before `parallel`, in `T010, T011 are parallel with T005-T009` too
-        ends = len(clause) if parallel[0] == "\u2225" else parallel.start()  # `T006 ∥ T004`: both
-        reading.parallel = [i for s, _, ids in lists if s < ends for i in expand(ids)]
+        upto = len(clause) if parallel[0] == "\u2225" else parallel.start()  # `T006 ∥ T004`: both
+        reading.parallel = [i for s, _, ids in lists if s < upto for i in expand(ids)]
     if not verbs:
         if clause.lstrip().startswith("|"):
             return reading  # a table row tells which task serves what, not their order
