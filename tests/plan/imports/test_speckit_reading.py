@@ -203,3 +203,21 @@ def test_paths_taken_from_text_never_forbid_its_own_work(tmp_path: Path) -> None
         "tasks.md:7: T003's paths are left open: its text names '/home/', a path of one "
         "machine, not the repository's",
     ]
+
+
+def test_a_statement_naming_phases_is_held_by_their_order_or_reported(tmp_path: Path) -> None:
+    done = imported(
+        tmp_path,
+        "# X\n\n## Phase 1: Setup\n\n- [ ] T001 One\n\n"
+        "## Phase 2: User Story 1\n\n- [ ] T002 Two\n\n"
+        "## Phase 3: User Story 2\n\n- [ ] T003 Three\n- [ ] T004 Four\n\n"
+        "## Dependencies\n\n"
+        "- US2 (T003-T004) depends on US1; Setup (T001) blocks the stories\n"
+        "- T003, T004 can run in parallel after Phase 1\n"
+        "- T002 depends on Phase 3\n",
+    )
+    assert waits(done) == {"T001": [], "T002": [], "T003": [], "T004": []}
+    assert [d.render() for d in done.dropped] == [
+        "tasks.md:20: kept as text only: a line naming tasks in no dependency form taskhand "
+        "reads: '- T002 depends on Phase 3'"
+    ]

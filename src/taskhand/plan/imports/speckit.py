@@ -7,6 +7,7 @@ before it and the [P] ones between, as Spec Kit runs them. What the file writes 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -233,7 +234,7 @@ def _draft(title: str, sections: list[_Section], dropped: list[Dropped], name: s
         by_key.setdefault(item.key, item)
     parallel = {item.key for section in built for item, p in section if p}
     order = [s for s in sections if not s.tasks and _ORDER_HEADING.search(s.heading)]
-    told = _statements(order, dropped, name)
+    told = _statements(order, dropped, name, lambda claim: _held(claim, sections, by_key))
     order = [s for s in order if not _NO_HOME_HEADING.match(s.heading) or _names_tasks(s)]
     for later, first in told.pairs:
         if later in by_key and first not in by_key[later].deps:
@@ -299,7 +300,38 @@ def _waits_for(by_key: dict[str, Item], start: str, target: str) -> bool:
     return False
 
 
-def _statements(sections: list[_Section], dropped: list[Dropped], name: str) -> statements.Reading:
+def _held(claim: statements.PhaseClaim, sections: list[_Section], by_key: dict[str, Item]) -> bool:
+    """Whether phase order already holds what a statement says of tasks and phases it names:
+    `US3 (T017-T018) depends on US1`, `Foundational (T001-T004) blocks the stories`."""
+    at = {by_key[t].phase for t in claim.tasks if t in by_key}
+    phases = [n for n, s in enumerate(sections) if s.tasks and _named(claim.named, s.heading)]
+    if not at or not phases:
+        return False
+    return max(phases) < min(at) if claim.waits else min(phases) > max(at)
+
+
+def _named(named: str, heading: str) -> bool:
+    """Whether the phase of `heading` is one `named` names."""
+    heading = heading.lower()
+    for number in re.findall(r"phases?\s*(\d+(?:\.\d+)?)", named, re.I):
+        if re.match(rf"phase\s+{re.escape(number)}(?![\d.])", heading):
+            return True
+    for story in re.findall(r"\b(?:US|user story)\s?(\d+)", named, re.I):
+        if re.search(rf"\b(?:us|user story)\s?{story}\b", heading):
+            return True
+    words = re.findall(r"setup|foundation|polish|stories|previous|preceding|prior", named, re.I)
+    stories = re.search(r"\b(?:us\d|user story)", heading)
+    return any(w.lower() in heading or (w.lower() == "stories" and stories) for w in words) or bool(
+        re.search(r"previous|preceding|prior", named, re.I)
+    )
+
+
+def _statements(
+    sections: list[_Section],
+    dropped: list[Dropped],
+    name: str,
+    held: Callable[[statements.PhaseClaim], bool],
+) -> statements.Reading:
     """What the file's Dependencies, Execution Order and Parallel sections write of the order;
     each line naming tasks that cannot be read is reported with its number. In a Parallel
     Example's fence, what reads as a statement (`T016 (depends on T013-T015)`) is taken, and
@@ -319,7 +351,9 @@ def _statements(sections: list[_Section], dropped: list[Dropped], name: str) -> 
         if quiet:
             continue
         told.parallel += reading.parallel
-        for clause in reading.unread:
+        told.parallel += [t for claim in reading.phases if held(claim) for t in claim.parallel]
+        unread = [*reading.unread, *(c.clause for c in reading.phases if not held(c))]
+        for clause in dict.fromkeys(unread):
             whole = clause.strip(" -*") == line.strip(" -*")
             what = "a line" if whole else "a statement"
             dropped.append(

@@ -32,10 +32,27 @@ _PARALLEL = re.compile(r"\bparallel|\bindependent|\bconcurrent|\bsimultaneous|\u
 _UNDERSTOOD = re.compile(
     r"\bsequential|\bin order\b|\bone after another\b|\bno\b[\w\s-]*\bdependenc", re.I
 )
+# A phase named instead of tasks: `depends on Foundational`, `blocks the stories`.
+_PHASE_WORDS = re.compile(
+    r"\b(?:phases?\s*\d|setup|foundation|polish|stor(?:y|ies)|US\s?\d|previous|preceding|prior)",
+    re.I,
+)
 _STARTS = re.compile(r"^\s*(?:starts|begins|has started|is started|kicks off)\b", re.I)
 _PAREN = re.compile(r"\(([^()]*)\)")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z*`(])|\s*;\s*")
 _WORDS = re.compile(r"[A-Za-z]{2,}")
+
+
+@dataclass
+class PhaseClaim:
+    """`US1 (T009-T014) depends on Foundational`: tasks said to wait for phases it names (or
+    to go before them), held when phase order already runs those phases first (or after)."""
+
+    tasks: list[str]
+    waits: bool
+    named: str
+    clause: str
+    parallel: list[str]  # said to run in parallel too: free only if the claim holds
 
 
 @dataclass
@@ -45,11 +62,13 @@ class Reading:
     pairs: list[tuple[str, str]] = field(default_factory=list)  # (waits, for whom)
     parallel: list[str] = field(default_factory=list)  # said to run beside the others
     unread: list[str] = field(default_factory=list)  # clauses naming tasks, not read
+    phases: list[PhaseClaim] = field(default_factory=list)
 
     def add(self, other: Reading) -> None:
         self.pairs += other.pairs
         self.parallel += other.parallel
         self.unread += other.unread
+        self.phases += other.phases
 
 
 def expand(text: str) -> list[str]:
@@ -162,6 +181,12 @@ def _statement(clause: str, subject: list[str] | None) -> Reading:
             others = expand(there[0][2])
         if there and _STARTS.match(clause[there[0][1] :]):
             others = []  # `after T005 starts`: a start, not an end, to wait for
+        named = clause[verb.end() : ends[n + 1]]
+        if waiting and not there and _PHASE_WORDS.search(named):
+            claim = PhaseClaim(waiting, bool(verb["waits"]), named, clause.strip(), [])
+            claim.parallel, reading.parallel = reading.parallel, []
+            reading.phases.append(claim)
+            continue
         if not waiting or not others:
             unread = unread or bool(here or there)
             continue
