@@ -221,6 +221,14 @@ EXPECTED = {
             *pairs("T007", "T006"),
         ],
     ),
+    # Its first phase is "Setup (Baseline & Dependency)": a phase, its tasks kept.
+    "padel-ocr-import.md": Real(
+        ids("T001-T015"),
+        [],
+        [],
+        # "T003 (helpers) and T004 (unit tests) can be written in parallel"
+        free=ids("T003 T004 T008 T010 T012 T013"),
+    ),
 }
 
 

@@ -1,18 +1,19 @@
 """GitHub Spec Kit's `tasks.md` as a draft plan: each `## ` section holding task lines is a
 phase; within one, a [P] task waits for nothing implicitly and a sequential one for the one
 before it and the [P] ones between, as Spec Kit runs them. What the file writes of the order
-(speckit_statements.py) wins over that implicit order. docs/authoring.md maps every part.
+wins over that implicit order (speckit_order.py); the paths a task's text names make its
+scope (speckit_paths.py). docs/authoring.md maps every part.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from taskhand.plan.imports import speckit_statements as statements
 from taskhand.plan.imports.draft import Draft, Dropped, Item
+from taskhand.plan.imports.speckit_order import names_tasks, order_phase, written
 from taskhand.plan.imports.speckit_paths import paths_in, scope, top_folders
 
 __all__ = ["paths_in", "read", "task_line"]
@@ -76,7 +77,8 @@ class _Section:
 
 
 def task_line(line: str, loose: bool = True) -> tuple[str, str, str] | None:
-    """(id, mark, the rest) of a task line; None for any other line. A bold id without a
+    """(id, mark, the rest) of a task line, the mark "" without a checkbox; None for any
+    other line. A bold id without a
     checkbox is a task only in a file whose task lines have none (`loose`): in one that has,
     `- **T010** — a finding` in its notes is no task."""
     item = _LIST_ITEM.match(line)
@@ -101,7 +103,7 @@ def task_line(line: str, loose: bool = True) -> tuple[str, str, str] | None:
         if mark is None or not found:
             return None  # a plain `- T020 depends on T019` is a statement, not a task
         rest = body[found.end() :]
-    return found["id"], mark or " ", _SEPARATOR.sub("", rest.strip()).strip()
+    return found["id"], mark or "", _SEPARATOR.sub("", rest.strip()).strip()
 
 
 def read(text: str, source: Path) -> Draft:
@@ -133,7 +135,7 @@ def read(text: str, source: Path) -> Draft:
         opens = bool(_FENCE.match(line))
         heading = None if fence or opens else _HEADING.match(line)
         task = None if fence or opens else task_line(line, loose)
-        if task and not task[1].strip() and _ORDER_HEADING.search(sections[-1].heading):
+        if task and not task[1] and _is_order(sections[-1].heading):
             task = None  # `- **T004** blocks T005` in a Dependencies section is a statement
         if heading and len(heading["hashes"]) == 1 and not title:
             title = re.sub(r"^Tasks\s*:\s*", "", heading["text"], flags=re.I)
@@ -150,7 +152,7 @@ def read(text: str, source: Path) -> Draft:
             group, current = heading["text"], None
             sections[-1].text.append((number, line))
         elif task:
-            current = _Task(task[0], task[1], task[2], number, group)
+            current = _Task(task[0], task[1] or " ", task[2], number, group)
             sections[-1].tasks.append(current)
             wrapping = True
         elif current is not None and line and (raw[:1].isspace() or fence or current.block):
@@ -172,9 +174,14 @@ def read(text: str, source: Path) -> Draft:
 
 
 def _heading_task(heading: re.Match[str], section: _Section) -> re.Match[str] | None:
-    if len(heading["hashes"]) < 3 or _ORDER_HEADING.search(section.heading):
+    if len(heading["hashes"]) < 3 or _is_order(section.heading):
         return None
     return _HEADING_TASK.match(heading["text"])
+
+
+def _is_order(heading: str) -> bool:
+    """A Dependencies, Execution Order or Parallel section, not a phase that names them."""
+    return bool(_ORDER_HEADING.search(heading)) and not _PHASE_PREFIX.match(heading)
 
 
 def _item(task: _Task, name: str, section: int) -> tuple[Item, bool]:
@@ -233,9 +240,11 @@ def _draft(title: str, sections: list[_Section], dropped: list[Dropped], name: s
     for item in items:
         by_key.setdefault(item.key, item)
     parallel = {item.key for section in built for item, p in section if p}
-    order = [s for s in sections if not s.tasks and _ORDER_HEADING.search(s.heading)]
-    told = _statements(order, dropped, name, lambda claim: _held(claim, sections, by_key))
-    order = [s for s in order if not _NO_HOME_HEADING.match(s.heading) or _names_tasks(s)]
+    order = [s for s in sections if not s.tasks and _is_order(s.heading)]
+    phases = [s.heading if s.tasks else None for s in sections]
+    examples = [(s.heading, s.text, bool(_NO_HOME_HEADING.match(s.heading))) for s in order]
+    told = written(examples, phases, by_key, dropped, name)
+    order = [s for s in order if not _NO_HOME_HEADING.match(s.heading) or names_tasks(s.text)]
     for later, first in told.pairs:
         if later in by_key and first not in by_key[later].deps:
             by_key[later].deps.append(first)
@@ -249,7 +258,7 @@ def _draft(title: str, sections: list[_Section], dropped: list[Dropped], name: s
     for section, pairs in zip(sections, built, strict=True):
         body = "\n".join(line for _, line in section.text).strip()
         if pairs:
-            _order(pairs, parallel)
+            order_phase([item for item, _ in pairs], parallel)
             if section.checks and pairs[-1][0].key not in parallel:
                 pairs[-1][0].criteria += section.checks
             for number, line in section.text:
@@ -263,135 +272,6 @@ def _draft(title: str, sections: list[_Section], dropped: list[Dropped], name: s
         body = re.sub(r"(?m)^\s*(?:---+|\*\*\*+)\s*$", "", body).strip()  # rules between phases
         if body:
             notes.append(f"### {section.heading}\n\n{body}" if section.heading else body)
-    phases = [_PHASE_PREFIX.sub("", section.heading) for section in sections]
+    titles = [_PHASE_PREFIX.sub("", section.heading) for section in sections]
     lead = f"{title or 'Tasks'}: the tasks of Spec Kit's {name}, imported by taskhand."
-    return Draft(title or "Spec Kit tasks", "\n\n".join([lead, *notes]), phases, items, dropped)
-
-
-def _order(section: list[tuple[Item, bool]], parallel: set[str]) -> None:
-    """A sequential task waits for the sequential task before it and the [P] ones between,
-    unless the file says the other way round: an implicit wait that would close a cycle with
-    what the file writes is left out."""
-    by_key = {item.key: item for item, _ in section}
-    previous: str | None = None
-    between: list[str] = []
-    for item, _ in section:
-        if item.key in parallel:
-            between.append(item.key)
-            continue
-        implicit = [k for k in [*([previous] if previous else []), *between] if k != item.key]
-        kept = [k for k in implicit if not _waits_for(by_key, k, item.key)]
-        item.deps = [*kept, *[k for k in item.deps if k not in kept]]
-        previous, between = item.key, []
-
-
-def _waits_for(by_key: dict[str, Item], start: str, target: str) -> bool:
-    """Whether task `start` already waits, through any chain in this phase, for `target`."""
-    seen: set[str] = set()
-    stack = [start]
-    while stack:
-        key = stack.pop()
-        if key == target:
-            return True
-        if key in seen or key not in by_key:
-            continue
-        seen.add(key)
-        stack += by_key[key].deps
-    return False
-
-
-def _held(claim: statements.PhaseClaim, sections: list[_Section], by_key: dict[str, Item]) -> bool:
-    """Whether phase order already holds what a statement says of tasks and phases it names:
-    `US3 (T017-T018) depends on US1`, `Foundational (T001-T004) blocks the stories`."""
-    at = {by_key[t].phase for t in claim.tasks if t in by_key}
-    phases = [n for n, s in enumerate(sections) if s.tasks and _named(claim.named, s.heading)]
-    if not at or not phases:
-        return False
-    return max(phases) < min(at) if claim.waits else min(phases) > max(at)
-
-
-def _named(named: str, heading: str) -> bool:
-    """Whether the phase of `heading` is one `named` names."""
-    heading = heading.lower()
-    for number in re.findall(r"phases?\s*(\d+(?:\.\d+)?)", named, re.I):
-        if re.match(rf"phase\s+{re.escape(number)}(?![\d.])", heading):
-            return True
-    for story in re.findall(r"\b(?:US|user story)\s?(\d+)", named, re.I):
-        if re.search(rf"\b(?:us|user story)\s?{story}\b", heading):
-            return True
-    words = re.findall(r"setup|foundation|polish|stories|previous|preceding|prior", named, re.I)
-    stories = re.search(r"\b(?:us\d|user story)", heading)
-    return any(w.lower() in heading or (w.lower() == "stories" and stories) for w in words) or bool(
-        re.search(r"previous|preceding|prior", named, re.I)
-    )
-
-
-def _statements(
-    sections: list[_Section],
-    dropped: list[Dropped],
-    name: str,
-    held: Callable[[statements.PhaseClaim], bool],
-) -> statements.Reading:
-    """What the file's Dependencies, Execution Order and Parallel sections write of the order;
-    each line naming tasks that cannot be read is reported with its number. In a Parallel
-    Example's fence, what reads as a statement (`T016 (depends on T013-T015)`) is taken, and
-    the rest (commands, batches suggested) left unreported."""
-    lines = [
-        joined
-        for section in sections
-        for joined in _joined(section.text, bool(_NO_HOME_HEADING.match(section.heading)))
-    ]
-    arrows = [p for _, line, _ in lines for p in statements.arrow_pairs(line)]
-    back = sum(1 for a, b in arrows if _number(a) > _number(b))
-    arrows_wait = back > len(arrows) - back  # most arrows point back: `T025 -> T021` waits
-    told = statements.Reading()
-    for number, line, quiet in lines:
-        reading = statements.read(line, None, arrows_wait)
-        told.pairs += reading.pairs
-        if quiet:
-            continue
-        told.parallel += reading.parallel
-        told.parallel += [t for claim in reading.phases if held(claim) for t in claim.parallel]
-        unread = [*reading.unread, *(c.clause for c in reading.phases if not held(c))]
-        for clause in dict.fromkeys(unread):
-            whole = clause.strip(" -*") == line.strip(" -*")
-            what = "a line" if whole else "a statement"
-            dropped.append(
-                Dropped(
-                    f"{name}:{number}",
-                    f"kept as text only: {what} naming tasks in no dependency form taskhand "
-                    f"reads: {(line.strip() if whole else clause)!r}",
-                )
-            )
-    return told
-
-
-def _joined(text: list[tuple[int, str]], examples: bool) -> list[tuple[int, str, bool]]:
-    """The section's lines, a wrapped line joined to the one it goes on from, and a line
-    ending in an arrow to the next: one statement may span several. In a fence (a diagram),
-    each line stands alone, and in an example's fence it is quiet: no statement is missed."""
-    joined: list[tuple[int, str, bool]] = []
-    fence = False
-    for number, line in text:
-        if _FENCE.match(line):
-            fence = not fence
-            continue
-        wrapped = not fence and line[:1].isspace() and line.strip() and not _LIST_ITEM.match(line)
-        goes_on = joined and re.search(r"(?:->|\u2192)\s*$", joined[-1][1])
-        if joined and (wrapped or goes_on):
-            last = joined[-1]
-            joined[-1] = (last[0], f"{last[1].rstrip()} {line.strip()}", last[2])
-        elif line.strip():
-            joined.append((number, line, fence and examples))
-    return joined
-
-
-def _names_tasks(section: _Section) -> bool:
-    """Whether a Parallel Example section says something of tasks outside its fences."""
-    return any(
-        statements.expand(line) for _, line, quiet in _joined(section.text, True) if not quiet
-    )
-
-
-def _number(key: str) -> int:
-    return int(re.sub(r"\D", "", key) or 0)
+    return Draft(title or "Spec Kit tasks", "\n\n".join([lead, *notes]), titles, items, dropped)
