@@ -97,7 +97,8 @@ def test_each_statement_of_a_line_is_read_on_its_own(tmp_path: Path) -> None:
         "- Tests (T001-T003) before implementation (T004-T005)\n"
         "- T006 blocks T007, T008 unblocks T009\n"
         "- US2 extends US1 (T022 depends on T012, T023 depends on T014)\n"
-        "- T010 after T009. Polish after everything (T024)\n",
+        "- T010 after T009. Polish after everything (T024)\n"
+        "- T015 needed for T016; T017 gates T018\n",
     )
     got = waits(done)
     assert set(got["T020"]) == {f"T{n:03d}" for n in range(11, 20)}
@@ -106,6 +107,7 @@ def test_each_statement_of_a_line_is_read_on_its_own(tmp_path: Path) -> None:
     assert got["T007"] == ["T006"] and got["T009"] == ["T008"]  # never reversed
     assert got["T022"] == ["T012"] and got["T023"] == ["T014"]
     assert got["T010"] == ["T009"]
+    assert got["T016"] == ["T015"] and got["T018"] == ["T017"]
     assert got["T006"] == got["T008"] == got["T024"] == []
     assert [d.render() for d in done.dropped] == [
         "tasks.md:36: kept as text only: a statement naming tasks in no dependency form "

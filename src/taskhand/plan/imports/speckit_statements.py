@@ -24,10 +24,17 @@ _WAITS = (
     r"(?:depends?|dependent)\s+(?:only\s+)?(?:up)?on|requires?|needs?|after|blocked\s+by|"
     r"waits?\s+(?:for|on)|deps\s*:|dependencies\s*:|prerequisites?\s*:"
 )
-_GOES_FIRST = r"before|blocks?|unblocks?|precedes?|prerequisite\s+(?:for|of|to)"
+_GOES_FIRST = (
+    r"before|blocks?|unblocks?|precedes?|prerequisite\s+(?:for|of|to)|"
+    r"(?:needed|required)\s+(?:for|by)|gates?"
+)
 _VERB = re.compile(rf"\b(?:(?P<waits>{_WAITS})|(?P<first>{_GOES_FIRST}))(?![\w-])", re.I)
 _ARROW = re.compile(r"\s*(?:-+>|\u2192|\u27f6|=>|\u21d2)\s*")
-_PARALLEL = re.compile(r"\bparallel|\bindependent|\bconcurrent|\bsimultaneous|\u2225|\[P\]", re.I)
+_PARALLEL = re.compile(
+    r"\bparallel|\bindependent|\bconcurrent|\bsimultaneous|\balongside\b|\btogether\b"
+    r"|\u2225|\[P\]",
+    re.I,
+)
 # Said of tasks, and no statement of order to read: the file's order already says it.
 _UNDERSTOOD = re.compile(
     r"\bsequential|\bin order\b|\bone after another\b|\bno\b[\w\s-]*\bdependenc", re.I
