@@ -89,7 +89,7 @@ def test_a_file_of_bold_ids_only_is_a_spec_kit_file(tmp_path: Path) -> None:
 
 
 def test_each_statement_of_a_line_is_read_on_its_own(tmp_path: Path) -> None:
-    tasks = "".join(f"- [ ] T{n:03d} [P] Task {n}\n" for n in range(1, 29))
+    tasks = "".join(f"- [ ] T{n:03d} [P] Task {n}\n" for n in range(1, 32))
     done = imported(
         tmp_path,
         f"# Tasks: X\n\n## Phase 1\n\n{tasks}\n## Dependencies\n\n"
@@ -98,7 +98,9 @@ def test_each_statement_of_a_line_is_read_on_its_own(tmp_path: Path) -> None:
         "- T006 blocks T007, T008 unblocks T009\n"
         "- US2 extends US1 (T022 depends on T012, T023 depends on T014)\n"
         "- T010 after T009. Polish after everything (T024)\n"
-        "- T025 needed for T026; T027 gates T028\n",
+        "- T025 needed for T026; T027 gates T028\n"
+        "- T029 \u2192 T030 \u2192 consumed by all stories\n"
+        "- T031: a line naming a task, saying nothing of order\n",
     )
     got = waits(done)
     assert set(got["T020"]) == {f"T{n:03d}" for n in range(11, 20)}
@@ -107,11 +109,13 @@ def test_each_statement_of_a_line_is_read_on_its_own(tmp_path: Path) -> None:
     assert got["T007"] == ["T006"] and got["T009"] == ["T008"]  # never reversed
     assert got["T022"] == ["T012"] and got["T023"] == ["T014"]
     assert got["T010"] == ["T009"]
-    assert got["T026"] == ["T025"] and got["T028"] == ["T027"]
+    assert got["T026"] == ["T025"] and got["T028"] == ["T027"] and got["T030"] == ["T029"]
     assert got["T006"] == got["T008"] == got["T024"] == []
     assert [d.render() for d in done.dropped] == [
-        "tasks.md:40: kept as text only: a statement naming tasks in no dependency form "
-        "taskhand reads: 'Polish after everything (T024)'"
+        "tasks.md:43: kept as text only: a statement naming tasks in no dependency form "
+        "taskhand reads: 'Polish after everything (T024)'",
+        "tasks.md:45: kept as text only: a line naming tasks in no dependency form taskhand "
+        "reads: '- T029 \u2192 T030 \u2192 consumed by all stories'",
     ]
 
 

@@ -44,6 +44,7 @@ _PHASE_WORDS = re.compile(
     r"\b(?:phases?\s*\d|setup|foundation|polish|stor(?:y|ies)|US\s?\d|previous|preceding|prior)",
     re.I,
 )
+_LABEL = re.compile(rf"^[\s*-]*{_ID_LIST.pattern}\s*:")
 _STARTS = re.compile(r"^\s*(?:starts|begins|has started|is started|kicks off)\b", re.I)
 _PAREN = re.compile(r"\(([^()]*)\)")
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z*`(])|\s*;\s*")
@@ -142,12 +143,13 @@ def _clauses(text: str, subject: list[str] | None, arrows_wait: bool) -> Reading
 
 
 def _arrows(clause: str, arrows_wait: bool) -> Reading:
-    parts = _ARROW.split(clause)
-    with_ids = [p for p in parts if _IDS.search(p)]
-    if len(with_ids) < 2 or len(with_ids) < len([p for p in parts if p.strip()]):
-        return Reading(unread=[clause.strip()] if with_ids else [])
-    pairs = arrow_pairs(clause)
-    return Reading(pairs=[(a, b) if arrows_wait else (b, a) for a, b in pairs])
+    """`T001 -> T002/T003 -> T004`: each arrow between ids; one with no ids on a side
+    (`T005 -> consumed by all stories`) is unread."""
+    parts = [p for p in _ARROW.split(clause) if p.strip()]
+    pairs = [(a, b) if arrows_wait else (b, a) for a, b in arrow_pairs(clause)]
+    if any(_IDS.search(p) for p in parts) and not all(_IDS.search(p) for p in parts):
+        return Reading(pairs=pairs, unread=[clause.strip()])
+    return Reading(pairs=pairs)
 
 
 def _statement(clause: str, subject: list[str] | None) -> Reading:
@@ -161,6 +163,8 @@ def _statement(clause: str, subject: list[str] | None) -> Reading:
     if not verbs:
         if clause.lstrip().startswith("|"):
             return reading  # a table row tells which task serves what, not their order
+        if _LABEL.match(clause):
+            return reading  # `- T008: LoginHandler unit tests` names a task, says no order
         if lists and not parallel and not _UNDERSTOOD.search(clause) and _words_besides_ids(clause):
             reading.unread.append(clause.strip())
         return reading
