@@ -229,6 +229,33 @@ EXPECTED = {
         # "T003 (helpers) and T004 (unit tests) can be written in parallel"
         free=ids("T003 T004 T008 T010 T012 T013"),
     ),
+    # `— depends on T013, T012, T010, T008` at the end of task lines; an arrow chain ending
+    # in prose ("→ consumed by all stories").
+    "carrental-photo-storage.md": Real(
+        ids("T001-T033"),
+        [t for t in ids("T001-T033") if t != "T032"],
+        [
+            *pairs("T003", "T002"),
+            *pairs("T007", "T005 T006"),
+            *pairs("T008", "T005"),
+            *pairs("T010", "T009 T004"),
+            *pairs("T012", "T011"),
+            *pairs("T014", "T013 T012 T010 T008"),
+            *pairs("T016", "T015 T014"),
+            *pairs("T017", "T016"),
+            *pairs("T019", "T018"),
+            *pairs("T020", "T019"),
+            *pairs("T022", "T021 T008"),
+            *pairs("T023", "T022"),
+            *pairs("T025", "T024 T010 T008"),
+            *pairs("T027", "T026 T025"),
+            *pairs("T029", "T028 T008"),
+            *pairs("T030", "T029"),
+        ],
+        free=ids("T001 T004-T006 T009 T011 T013 T015 T018 T021 T024 T026 T028 T030-T032"),
+        # "→ consumed by all stories", "independent files after T003" (after: which tasks?)
+        unread=[149, 161],
+    ),
 }
 
 
