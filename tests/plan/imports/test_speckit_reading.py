@@ -227,3 +227,23 @@ def test_a_statement_naming_phases_is_held_by_their_order_or_reported(tmp_path: 
         "tasks.md:20: kept as text only: a line naming tasks in no dependency form taskhand "
         "reads: '- T002 depends on Phase 3'"
     ]
+
+
+def test_a_task_line_says_what_it_waits_for_and_what_waits_for_it(tmp_path: Path) -> None:
+    done = imported(
+        tmp_path,
+        "# X\n\n## Phase 1\n\n- [ ] T001 [P] One\n- [ ] T002 [P] Two (deps: T001)\n"
+        "- [ ] T003 [P] Three, after T001, T002 and before T004\n- [ ] T004 [P] Four\n"
+        "- [ ] T005 [P] Five \u2014 depends on T001 and blocks T006\n- [ ] T006 [P] Six\n"
+        "- [ ] T007 [P] Validate before saving, to pass T006 \u2014 depends on T006\n\n"
+        "## Dependencies\n\n- US1 (T001-T007) shares a file (sequence them: T004 before T005)\n",
+    )
+    assert waits(done) == {
+        "T001": [],
+        "T002": ["T001"],
+        "T003": ["T002"],  # and T001, which T002 already waits for
+        "T004": ["T003"],
+        "T005": ["T004"],  # and T001, which T004 already waits for
+        "T006": ["T005"],
+        "T007": ["T006"],  # not T006 waiting for T007: "before saving" names no task
+    }

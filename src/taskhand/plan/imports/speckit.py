@@ -184,7 +184,9 @@ def _is_order(heading: str) -> bool:
     return bool(_ORDER_HEADING.search(heading)) and not _PHASE_PREFIX.match(heading)
 
 
-def _item(task: _Task, name: str, section: int) -> tuple[Item, bool]:
+def _item(task: _Task, name: str, section: int, others: list[tuple[str, str]]) -> tuple[Item, bool]:
+    """The task, and whether it is [P]; what its text says other tasks wait for (`blocks
+    T006`, `before T004`) goes to `others`."""
     rest = _SEPARATOR.sub("", task.first.strip())
     labels = []
     while marker := _MARKER.match(rest):
@@ -203,7 +205,9 @@ def _item(task: _Task, name: str, section: int) -> tuple[Item, bool]:
     details = "".join(f"\n{line}" for line in task.details)
     item = Item(task.id, _title(first), f"{first}\n\n{origin}{details}", section, where)
     item.paths = paths_in(body)
-    item.deps = [b for a, b in statements.read(body, [task.id]).pairs if a == task.id]
+    told = statements.read(body, [task.id]).pairs
+    item.deps = [b for a, b in told if a == task.id]
+    others += [(a, b) for a, b in told if a != task.id]
     if task.mark in "xX":
         item.done = f"Imported as done: checked off in Spec Kit's {name}, line {task.line}."
     return item, parallel
@@ -234,7 +238,8 @@ def _outside(text: str, end: re.Match[str]) -> bool:
 
 
 def _draft(title: str, sections: list[_Section], dropped: list[Dropped], name: str) -> Draft:
-    built = [[_item(task, name, n) for task in s.tasks] for n, s in enumerate(sections)]
+    in_tasks: list[tuple[str, str]] = []
+    built = [[_item(t, name, n, in_tasks) for t in s.tasks] for n, s in enumerate(sections)]
     items = [item for section in built for item, _ in section]
     by_key: dict[str, Item] = {}
     for item in items:
@@ -245,7 +250,7 @@ def _draft(title: str, sections: list[_Section], dropped: list[Dropped], name: s
     examples = [(s.heading, s.text, bool(_NO_HOME_HEADING.match(s.heading))) for s in order]
     told = written(examples, phases, by_key, dropped, name)
     order = [s for s in order if not _NO_HOME_HEADING.match(s.heading) or names_tasks(s.text)]
-    for later, first in told.pairs:
+    for later, first in [*in_tasks, *told.pairs]:
         if later in by_key and first not in by_key[later].deps:
             by_key[later].deps.append(first)
     parallel.update(told.parallel)

@@ -44,6 +44,9 @@ _PHASE_WORDS = re.compile(
     r"\b(?:phases?\s*\d|setup|foundation|polish|stor(?:y|ies)|US\s?\d|previous|preceding|prior)",
     re.I,
 )
+_FILLER = frozenset(
+    ["the", "all", "of", "both", "task", "tasks", "completing", "completion", "finishing", "every"]
+)
 _LABEL = re.compile(rf"^[\s*-]*{_ID_LIST.pattern}\s*:")
 _STARTS = re.compile(r"^\s*(?:starts|begins|has started|is started|kicks off)\b", re.I)
 _PAREN = re.compile(r"\(([^()]*)\)")
@@ -93,30 +96,46 @@ def expand(text: str) -> list[str]:
 
 
 def arrow_pairs(text: str) -> list[tuple[str, str]]:
-    """(left, right) of each arrow `text` writes between task ids."""
+    """(left, right) of each arrow `text` writes between task ids: ids right at the arrow,
+    a note in parentheses aside (`T005 (port) -> T007/T008`); `[x]->[~]` is none."""
     parts = _ARROW.split(_plain(text))
     found = []
     for left, right in itertools.pairwise(parts):
         before, after = _lists(left), _lists(right)
-        if before and after:
+        if (
+            before
+            and after
+            and _at_arrow(left[before[-1][1] :])
+            and _at_arrow(right[: after[0][0]])
+        ):
             found += [(a, b) for a in expand(before[-1][2]) for b in expand(after[0][2])]
     return found
 
 
+def _at_arrow(gap: str) -> bool:
+    """Whether only punctuation and notes in parentheses stand between ids and an arrow
+    (or, before the first ids of a chain, a label like `Phase 2:`)."""
+    gap = _PAREN.sub("", gap)
+    return not _WORDS.search(gap) or bool(re.fullmatch(r"[^:]*:\s*", gap))
+
+
 def read(text: str, subject: list[str] | None = None, arrows_wait: bool = False) -> Reading:
-    """Every statement of `text`. A statement with no ids before its verb is said of
-    `subject` (a task's own text says `depends on T001` of itself); `arrows_wait` reads
-    `A -> B` as A waiting for B, as files whose arrows point back to earlier tasks mean it."""
+    """Every statement of `text`. In a task's own text, `subject` is that task: a statement
+    is said of it unless it opens with other ids (`depends on T001`, `to pass T006 — depends
+    on T005`, but `(T018 depends on T012)`); `arrows_wait` reads `A -> B` as A waiting for B,
+    as files whose arrows point back to earlier tasks mean it."""
     reading = Reading()
     main = _plain(text)
     for paren in reversed(list(_PAREN.finditer(main))):
         inner = paren[1]
         if _VERB.search(inner) or _ARROW.search(inner) or _PARALLEL.search(inner):
             before = _lists(main[: paren.start()])
-            own = expand(before[-1][2]) if before else subject
             main = main[: paren.start()] + " " + main[paren.end() :]
-            reading.add(_clauses(inner, own, arrows_wait))
-    reading.add(_clauses(main, subject, arrows_wait))
+            if before:  # `T009/T010/T011 (parallel after T008)`: said of the ids before it
+                reading.add(_clauses(inner, expand(before[-1][2]), arrows_wait, False))
+            else:
+                reading.add(_clauses(inner, subject, arrows_wait, True))
+    reading.add(_clauses(main, subject, arrows_wait, True))
     return reading
 
 
@@ -128,11 +147,11 @@ def _lists(text: str) -> list[tuple[int, int, str]]:
     return [(m.start(), m.end(), m[0]) for m in _ID_LIST.finditer(text)]
 
 
-def _clauses(text: str, subject: list[str] | None, arrows_wait: bool) -> Reading:
+def _clauses(text: str, subject: list[str] | None, arrows_wait: bool, own: bool) -> Reading:
     reading = Reading()
     for clause in _SENTENCE.split(text):
         if not _ARROW.search(clause):
-            reading.add(_statement(clause, subject))
+            reading.add(_statement(clause, subject, own))
             continue
         chains = re.split(r",\s+", clause)
         if not all(_ARROW.search(chain) for chain in chains):
@@ -152,7 +171,9 @@ def _arrows(clause: str, arrows_wait: bool) -> Reading:
     return Reading(pairs=pairs)
 
 
-def _statement(clause: str, subject: list[str] | None) -> Reading:
+def _statement(clause: str, subject: list[str] | None, own: bool) -> Reading:
+    """The statements of one clause. `subject` waits where no ids come before a verb; where
+    `own` (a task's text), also where the ids before it do not open the clause."""
     lists = _lists(clause)
     verbs = list(_VERB.finditer(clause))
     parallel = _PARALLEL.search(clause)
@@ -176,20 +197,36 @@ def _statement(clause: str, subject: list[str] | None) -> Reading:
         [x for x in lists if x[0] >= a and x[1] <= b] for a, b in zip(starts, ends, strict=True)
     ]
     unread = False
+    carried: list[str] = []
     for n, verb in enumerate(verbs):
         here, there = gaps[n], gaps[n + 1]
-        if not here:
-            waiting = list(subject or []) if n == 0 else []
-        elif n and len(here) == 1:
-            waiting = expand(_split_last(here[0][2])[1])
+        shared = n and len(here) == 1  # the object of the verb before, and maybe our subject
+        right_before = bool(here) and not clause[here[-1][1] : verb.start()].strip()
+        if n == 0 and subject and (not here or (own and not _leads(clause, here[-1]))):
+            waiting = list(subject)  # `to pass T006 — depends on T005`: the task's own
+        elif not here:
+            waiting = []
+        elif shared and (_coordinated(clause, here[0], verb) or (own and not right_before)):
+            # `depends on T001 and blocks T005`, `before saving, to pass T006 — depends on
+            # T006`: the same subject
+            waiting = carried
+        elif shared:
+            waiting = expand(_split_last(here[0][2])[1])  # `on T012, T020 depends on T014`
         else:
             waiting = expand(here[-1][2])
+        carried = waiting
         if not there:
             others = []
-        elif n + 1 < len(verbs) and len(there) == 1:
+        elif (
+            n + 1 < len(verbs)
+            and len(there) == 1
+            and not _coordinated(clause, there[0], verbs[n + 1])
+        ):
             others = expand(_split_last(there[0][2])[0])
         else:
             others = expand(there[0][2])
+        if there and not _object_follows(clause[verb.end() : there[0][0]]):
+            others = []  # `before persisting, to pass T018`: T018 is not what comes after
         if there and _STARTS.match(clause[there[0][1] :]):
             others = []  # `after T005 starts`: a start, not an end, to wait for
         named = clause[verb.end() : ends[n + 1]]
@@ -210,6 +247,28 @@ def _statement(clause: str, subject: list[str] | None) -> Reading:
         reading.unread.append(clause.strip())
         reading.parallel = []
     return reading
+
+
+def _object_follows(gap: str) -> bool:
+    """Whether the ids after a verb are its object: right after it (`depends on: T001`,
+    `after tasks T001-T003`), or in parentheses after a name (`before implementation
+    (T012-T023)`), not further on in another clause (`before persisting, to pass T018`)."""
+    if re.search(r"[,;.!?]", gap):
+        return False
+    words = [w.lower() for w in _WORDS.findall(gap)]
+    named = gap.rstrip().endswith("(") and len(words) <= 4
+    return named or all(w in _FILLER for w in words)
+
+
+def _leads(clause: str, ids: tuple[int, int, str]) -> bool:
+    """Whether `ids` open the clause: `T018 depends on T012`, not `to pass T006 — depends`."""
+    return not _WORDS.search(clause[: ids[0]])
+
+
+def _coordinated(clause: str, ids: tuple[int, int, str], verb: re.Match[str]) -> bool:
+    """Whether only `and` or a comma stands between `ids` and the next verb: the verb says
+    more of the same subject, and `ids` are the last verb's object whole."""
+    return bool(re.fullmatch(r"\s*(?:,|&|and|,\s*and)\s*", clause[ids[1] : verb.start()]))
 
 
 def _split_last(ids: str) -> tuple[str, str]:
