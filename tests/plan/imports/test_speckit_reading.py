@@ -203,6 +203,7 @@ def test_paths_taken_from_text_never_forbid_its_own_work(tmp_path: Path) -> None
     # a name the text does not place may sit under the folder it names: any depth
     assert tasks["T001"].paths == ["src/features/cards/", "**/components/Card.tsx", "**/index.ts"]
     assert tasks["T002"].paths == tasks["T003"].paths == []  # unsure: open, and said so
+    assert "Imported with no paths: its text names paths as examples" in tasks["T002"].description
     assert [d.render() for d in done.dropped] == [
         "tasks.md:6: T002's paths are left open: its text names paths as examples ('e.g.'), "
         "so its work may go beyond them; name them in its task file to scope it",

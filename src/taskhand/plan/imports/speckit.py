@@ -257,8 +257,9 @@ def _draft(title: str, sections: list[_Section], dropped: list[Dropped], name: s
     roots = top_folders([item.paths for item in items])
     for item in items:
         item.paths, unsure = scope(item.paths, item.text, roots)
-        if unsure:
+        if unsure:  # said in the report, and in the task, for whoever scopes it later
             dropped.append(Dropped(item.where, f"{item.key}'s paths are left open: {unsure}"))
+            item.text += f"\n\nImported with no paths: {unsure}."
     notes: list[str] = []
     for section, pairs in zip(sections, built, strict=True):
         body = "\n".join(line for _, line in section.text).strip()
