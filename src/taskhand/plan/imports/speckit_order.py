@@ -73,7 +73,7 @@ def written(
         told.parallel += [*reading.parallel, *(t for claim in held for t in claim.parallel)]
         unread = [*reading.unread, *(c.clause for c in reading.phases if c not in held)]
         for clause in dict.fromkeys(unread):
-            whole = clause.strip(" -*") == line.strip(" -*")
+            whole = clause.strip(" -*") == re.sub(r"[*`]", "", line).strip(" -*")
             what = "a line" if whole else "a statement"
             dropped.append(
                 Dropped(
