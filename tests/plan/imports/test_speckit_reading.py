@@ -221,11 +221,12 @@ def test_a_statement_naming_phases_is_held_by_their_order_or_reported(tmp_path: 
         "## Dependencies\n\n"
         "- US2 (T003-T004) depends on US1; Setup (T001) blocks the stories\n"
         "- T003, T004 can run in parallel after Phase 1\n"
+        "- User Story 2 - depends on the model (T002)\n"
         "- T002 depends on Phase 3\n",
     )
     assert waits(done) == {"T001": [], "T002": [], "T003": [], "T004": []}
     assert [d.render() for d in done.dropped] == [
-        "tasks.md:20: kept as text only: a line naming tasks in no dependency form taskhand "
+        "tasks.md:21: kept as text only: a line naming tasks in no dependency form taskhand "
         "reads: '- T002 depends on Phase 3'"
     ]
 

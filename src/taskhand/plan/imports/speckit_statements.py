@@ -235,6 +235,12 @@ def _statement(clause: str, subject: list[str] | None, own: bool) -> Reading:
             claim.parallel, reading.parallel = reading.parallel, []
             reading.phases.append(claim)
             continue
+        naming = clause[starts[n] : verb.start()]  # `User Story 4 - depends on ... (T018)`
+        if not waiting and others and not here and _PHASE_WORDS.search(naming):
+            claim = PhaseClaim(others, not verb["waits"], naming, clause.strip(), [])
+            claim.parallel, reading.parallel = reading.parallel, []
+            reading.phases.append(claim)
+            continue
         if not waiting or not others:
             unread = unread or bool(here or there)
             continue
@@ -253,7 +259,7 @@ def _object_follows(gap: str) -> bool:
     """Whether the ids after a verb are its object: right after it (`depends on: T001`,
     `after tasks T001-T003`), or in parentheses after a name (`before implementation
     (T012-T023)`), not further on in another clause (`before persisting, to pass T018`)."""
-    if re.search(r"[,;.!?]", gap):
+    if re.search(r"[,;!?]|\.(?:\s|$)", gap):  # another clause, not `state.ts (T018)`
         return False
     words = [w.lower() for w in _WORDS.findall(gap)]
     named = gap.rstrip().endswith("(") and len(words) <= 4
