@@ -54,12 +54,14 @@ def test_a_file_without_checkboxes_has_its_bold_ids_as_tasks(tmp_path: Path) -> 
     done = imported(
         tmp_path,
         "# Tasks: X\n\n## Phase 1: Setup\n\n"
-        "- **T001** [X]: Done, marked after the id\n- **T002 [Setup]**: Open\n",
+        "- **T001** [X]: Done, marked after the id\n- **T002 [Setup]**: Open\n"
+        "- ~~**T003 (US1)**~~: Struck through, crossed off\n",
     )
     tasks = {s: done.plan.by_id()[t] for s, t in done.ids.items()}
     assert [(s, t.title, t.status) for s, t in tasks.items()] == [
         ("T001", "Done, marked after the id", Status.DONE),
         ("T002", "Open", Status.OPEN),
+        ("T003", "Struck through, crossed off", Status.DONE),
     ]
 
 

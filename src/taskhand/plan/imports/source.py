@@ -16,9 +16,10 @@ from taskhand.errors import UserError
 # Real files are tens of kilobytes; a cap keeps a mistaken path (a log, a dump) from being read.
 MAX_BYTES = 4 * 1024 * 1024
 # A task line as Spec Kit writes it, and as people do: `- [ ] T001`, `1. [ ] T001`,
-# `- [~] T001`, `- [x] **T001**:`, `- **T001** [X]:`, `### T001 — ...` (speckit.py reads them).
+# `- [~] T001`, `- [x] **T001**:`, `- **T001** [X]:`, `- ~~**T001**~~:`, `### T001 — ...`
+# (speckit.py reads them).
 SPECKIT_TASK_RE = re.compile(
-    r"^(?:\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[^\[\]]\]\s+\*{0,2}\[?|\*\*\[?)"
+    r"^(?:\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[^\[\]]\]\s+\*{0,2}\[?|(?:~~)?\*\*\[?)"
     r"|#{3,6}\s+(?:\[[^\[\]]\]\s*)?\*{0,2}\[?)T\d+[a-z]?\b",
     re.MULTILINE,
 )

@@ -85,6 +85,8 @@ def task_line(line: str, loose: bool = True) -> tuple[str, str, str] | None:
     if not item or (item["mark"] is None and not loose):
         return None
     body, mark = line[item.end() :], item["mark"]
+    if body.startswith("~~") and mark is None and "~~" in body[2:]:  # `- ~~**T001**~~: ...`
+        body, mark = body[2:].replace("~~", "", 1), "x"  # struck through: crossed off, done
     bold = body.startswith("**")
     if bold:
         close = body.find("**", 2)
