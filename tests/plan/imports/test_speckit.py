@@ -147,10 +147,10 @@ def test_lines_taskhand_cannot_read_are_reported(tmp_path: Path) -> None:
 
     done = import_plan(source, tmp_path / "out", Dialect.MARKDOWN)
     assert [d.render() for d in done.dropped] == [
-        "tasks.md:8: kept as text only: a checklist line with no task id: '- [ ] Three, with "
-        "no id'",
         "tasks.md:12: kept as text only: a line naming tasks in no dependency form taskhand "
         "reads: '- T002 goes with T001 somehow'",
+        "tasks.md:8: kept as text only: a checklist line with no task id: '- [ ] Three, with "
+        "no id'",
     ]
     assert done.plan.by_id()["T-002"].dependencies == ["T-001"]  # the arrow, though [P]
 

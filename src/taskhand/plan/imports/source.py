@@ -16,7 +16,14 @@ from taskhand.text import utf16
 
 # Real files are tens of kilobytes; a cap keeps a mistaken path (a log, a dump) from being read.
 MAX_BYTES = 4 * 1024 * 1024
-SPECKIT_TASK_RE = re.compile(r"^\s*[-*]\s+\[[ xX]\]\s+T\d+[a-z]?\b", re.MULTILINE)
+# A task line as Spec Kit writes it, and as people do: `- [ ] T001`, `1. [ ] T001`,
+# `- [~] T001`, `- [x] **T001**:`, `- **T001** [X]:`, `- ~~**T001**~~:`, `### T001 — ...`
+# (speckit.py reads them).
+SPECKIT_TASK_RE = re.compile(
+    r"^(?:\s*(?:[-*+]|\d{1,3}[.)])\s+(?:\[[^\[\]]\]\s+\*{0,2}\[?|(?:~~)?\*\*\[?)"
+    r"|#{3,6}\s+(?:\[[^\[\]]\]\s*)?\*{0,2}\[?)T\d+[a-z]?\b",
+    re.MULTILINE,
+)
 FIX_KINDS = "give a Spec Kit tasks.md or a Taskmaster tasks.json"
 
 
