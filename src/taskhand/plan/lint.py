@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taskhand.plan import schedule
-from taskhand.plan.model import Plan, Task
+from taskhand.plan.model import Dialect, Plan, Task
 from taskhand.plan.problems import Collector, Problem, Severity
 from taskhand.plan.validate import Report, validate
 
@@ -25,6 +25,7 @@ RULES = {
     "criteria-missing": "a task with no acceptance criteria",
     "disjoint-dependency": "a dependency between tasks of one phase that change disjoint paths",
     "uncheckable-criterion": "a criterion with a vague word and nothing to observe",
+    "paths-open": "an imported Markdown task whose paths the import could not tell",
 }
 # The findings an authoring loop sends back to its agent, beside every error.
 AUTHORING = frozenset(RULES)
@@ -45,6 +46,9 @@ OBSERVABLE = re.compile(
     re.IGNORECASE,
 )
 _WILDCARD = re.compile(r"[*?\[]")
+# How an importer says, in a task's own text, that it could not tell the task's paths (and so
+# gave it none, not a scope narrower than its work); lint names the task until paths are set.
+PATHS_OPEN = "Imported with no paths: "
 MIN_CHAIN = 3  # fewer tasks in a row than this is no serialization worth a word
 
 
@@ -134,7 +138,24 @@ def check(plan: Plan, shape: schedule.Shape, serialized: bool = False) -> list[P
         _check_whole_chain(plan, shape, problems)
     _check_disjoint_dependencies(plan, problems)
     _check_criteria_text(plan, problems)
+    _check_open_paths(plan, problems)
     return problems
+
+
+def _check_open_paths(plan: Plan, problems: list[Problem]) -> None:
+    if plan.dialect is not Dialect.MARKDOWN:  # TaskTrack has no paths to gate a result by
+        return
+    for task in plan.tasks:
+        said = [line for line in task.description.splitlines() if line.startswith(PATHS_OPEN)]
+        if said and not task.paths:
+            Collector(problems, task.source or plan.root).warn(
+                task.line,
+                f"{task.id}: the import could not tell its paths "
+                f"({said[0].removeprefix(PATHS_OPEN).rstrip('.')}); it runs unscoped",
+                "name the files and folders it changes in `paths` (the scope gate holds it "
+                "to them), or delete the line 'Imported with no paths' to leave it unscoped",
+                "paths-open",
+            )
 
 
 def _check_whole_chain(plan: Plan, shape: schedule.Shape, problems: list[Problem]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from taskhand.plan import lint
 from taskhand.plan.imports import Imported, import_plan
 from taskhand.plan.imports.speckit import paths_in
 from taskhand.plan.model import Dialect, Status
@@ -212,6 +213,18 @@ def test_paths_taken_from_text_never_forbid_its_own_work(tmp_path: Path) -> None
         "tasks.md:7: T003's paths are left open: its text names '/home/', a path of one "
         "machine, not the repository's",
     ]
+
+    # lint names them too, until a person scopes them (or deletes the note)
+    def open_paths() -> list[str]:
+        report = lint.lint(tmp_path / "out")
+        return [f.message for f in lint.findings(report) if f.code == "paths-open"]
+
+    t2, t3 = done.ids["T002"], done.ids["T003"]
+    assert [m.split(":")[0] for m in open_paths()] == [t2, t3]
+    assert "names paths as examples" in open_paths()[0] and "runs unscoped" in open_paths()[0]
+    [source] = (tmp_path / "out").glob(f"{t2}-*.md")
+    source.write_text(source.read_text().replace("\n---\n", "\npaths: src/components/\n---\n", 1))
+    assert [m.split(":")[0] for m in open_paths()] == [t3]
 
 
 def test_a_statement_naming_phases_is_held_by_their_order_or_reported(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from taskhand.plan.imports import speckit_statements as statements
 from taskhand.plan.imports.draft import Draft, Dropped, Item
 from taskhand.plan.imports.speckit_order import names_tasks, order_phase, written
 from taskhand.plan.imports.speckit_paths import paths_in, scope, top_folders
+from taskhand.plan.lint import PATHS_OPEN
 
 __all__ = ["paths_in", "read", "task_line"]
 
@@ -261,7 +262,7 @@ def _draft(title: str, sections: list[_Section], dropped: list[Dropped], name: s
         item.paths, unsure = scope(item.paths, item.text, roots)
         if unsure:  # said in the report, and in the task, for whoever scopes it later
             dropped.append(Dropped(item.where, f"{item.key}'s paths are left open: {unsure}"))
-            item.text += f"\n\nImported with no paths: {unsure}."
+            item.text += f"\n\n{PATHS_OPEN}{unsure}."
     notes: list[str] = []
     for section, pairs in zip(sections, built, strict=True):
         body = "\n".join(line for _, line in section.text).strip()
