@@ -170,6 +170,30 @@ def test_a_question_is_written_into_the_task_with_lettered_options(
     assert [e.data["number"] for e in record.of("question_asked")] == [1]
 
 
+@pytest.mark.parametrize("options", [["Header"], [], ["a", "b", "c", "d", "e"]])
+def test_a_question_without_2_to_4_options_is_the_agents_error_and_it_asks_again(
+    tmp_path: Path, options: list[str]
+) -> None:
+    repo = plan_repo(tmp_path, "markdown", kind="logic")
+    wrong = {"outcome": "question", "question": "Where should it live?", "options": options}
+    right = {**wrong, "options": ["Header", "Settings"]}
+    script = replay(tmp_path, "T-001", {"writer": [wrong, right]})
+    summary, _ = run_plan(repo / "plan", repo, script, settings={"pipeline": "full"})
+    assert summary.status == "waiting"
+    with Store.open(StateDir.for_repo(repo).database) as store:
+        asked = store.questions(plan_key(load(repo / "plan")), "T-001")
+        writers = [u for u in store.units(summary.run_id, "T-001") if u.role == "writer"]
+        attempts = store.attempts(summary.run_id, "T-001")
+    assert [str(u.outcome) for u in writers] == ["error", "question"]
+    assert [(q.number, q.options) for q in asked] == [(1, ["Header", "Settings"])]
+    # The first try ended as the agent's error, saying what was wrong with its question.
+    said = attempts[0].reason or ""
+    assert "needs 2 to 4 lettered options (non-empty), the recommended one first" in said
+    assert f"it gave {len(options)}" in said
+    text = (repo / "plan" / "T-001-toggle.md").read_text()
+    assert "- (a) Header — recommended\n- (b) Settings\n" in text
+
+
 def test_a_qa_rejection_bounces_and_the_bounce_limit_parks_the_task(tmp_path: Path) -> None:
     repo = plan_repo(tmp_path, "markdown", kind="logic")
     reject = {
