@@ -19,6 +19,8 @@ from taskhand.state import lock
 from taskhand.state.events import EventKind
 from taskhand.state.life import Lifecycle
 from tests.lives import Lives, lives
+from tests.plans import tt_plan
+from tests.runs import make_repo
 
 L = Lifecycle
 DIALECTS = ["markdown", "tasktrack"]
@@ -84,6 +86,25 @@ def test_new_writes_a_draft_with_the_next_free_id(tmp_path: Path, dialect: str) 
     assert submitted.next == f"taskhand run {submitted.plan}"
     valid(life)
     refused(life, lambda: moves.submit(new_id, life.plan), f"{new_id} is spec", "comment", "park")
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_new_writes_the_first_task_of_a_plan_that_has_only_its_overview(
+    tmp_path: Path, dialect: str
+) -> None:
+    if dialect == "markdown":
+        files = {"overview.md": "# Feature\n\n## Goal\nShip it.\n"}
+    else:  # the overview alone: no phase, no task
+        files = {k: str(v) for k, v in tt_plan([]).items()}
+    repo = make_repo(tmp_path / "repo", {f"plan/{k}": v for k, v in files.items()})
+    assert validate.validate(repo / "plan").errors  # no task yet: the plan cannot run
+    moved = moves.new(repo / "plan", "Export as CSV", "People want their data out.")
+    assert (moved.task, moved.after) == ("T-001" if dialect == "markdown" else "FOO-1", L.DRAFT)
+    plan = validate.validate(repo / "plan").require()
+    assert [t.id for t in plan.tasks] == [moved.task]
+    if dialect == "tasktrack":
+        overview = (repo / "plan" / "FOO-TaskTrack.md").read_text()
+        assert overview.endswith("\n\n## 1: Tasks\n\n* [OPEN] FOO-1: Export as CSV\n")
 
 
 def test_a_new_ui_task_keeps_its_kind_and_its_approved_plan_goes_to_a_prototype(

@@ -23,7 +23,7 @@ from taskhand.pipeline.standing import Standing
 from taskhand.plan import validate
 from taskhand.plan.formats import plan_folder
 from taskhand.plan.model import Plan, Status, Task
-from taskhand.plan.problems import display_path
+from taskhand.plan.problems import NO_TASKS, display_path
 from taskhand.run import lookup
 from taskhand.state import documents, lock
 from taskhand.state.documents import Documents
@@ -271,7 +271,7 @@ def desk(
     if not folder.is_dir():
         validate.validate(path).require()  # says what is wrong with the path
     with lock.files(folder):
-        plan = validate.validate(path).require()
+        plan = _plan(path, move)
         state = StateDir.for_repo(git.repo_for(plan.root, repo))
         where = state.database if durable or state.database.exists() else Path(":memory:")
         with Store.open(where) as store:
@@ -286,6 +286,15 @@ def desk(
                 standing.plan_pipeline(plan.root, run),
                 shown_plan(plan.root),
             )
+
+
+def _plan(path: Path, move: Move) -> Plan:
+    """The plan the move works on; for `new`, also one that has only its overview yet."""
+    report = validate.validate(path)
+    empty = report.errors and all(p.rule == NO_TASKS for p in report.errors)
+    if move is Move.NEW and report.plan is not None and empty:
+        return report.plan
+    return report.require()
 
 
 def _latest_plan(move: Move, repo: Path | None) -> Path:

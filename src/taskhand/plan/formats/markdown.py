@@ -19,7 +19,7 @@ from taskhand.plan.formats import prose
 from taskhand.plan.formats.criteria import CriterionError, parse_criterion, parse_duration
 from taskhand.plan.formats.files import Listing, read_text
 from taskhand.plan.model import Criterion, Dialect, Plan, Status, Task, id_key, phases_from_tasks
-from taskhand.plan.problems import Collector, Problem
+from taskhand.plan.problems import NO_TASKS, Collector, Problem
 
 OVERVIEW = "overview.md"
 TASK_GLOB = "T-*.md"
@@ -71,7 +71,10 @@ def load(listing: Listing, problems: list[Problem]) -> Plan:
     task_names = [n for n in listing.names if fnmatch.fnmatchcase(n, TASK_GLOB)]
     if not task_names:
         Collector(problems, root).error(
-            None, "no task files (T-*.md) in the plan folder", "add T-001-<slug>.md"
+            None,
+            "no task files (T-*.md) in the plan folder",
+            "add T-001-<slug>.md, or let taskhand new write it",
+            NO_TASKS,
         )
     tasks = [t for t in (load_task(root / n, root, problems) for n in task_names) if t]
     tasks.sort(key=lambda t: id_key(t.id))
