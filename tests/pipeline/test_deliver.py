@@ -124,6 +124,7 @@ def test_each_task_gets_one_pull_request_stacked_on_the_unmerged_work_below_it(
         t: (DeliveryState.OPENED, prs[names[t]]["url"]) for t in ("T-001", "T-002", "T-003")
     }
     assert resolution == f"Wrote a.txt. (delivered: {one['url']})"
+    assert f"\npr: {one['url']}\n---\n" in (repo / "plan" / "T-001-a.md").read_text()
     assert life is not None and (life.status, life.pr) == (Lifecycle.DELIVERED, one["url"])
     assert [e.data["url"] for e in record.of("delivered")] == [one["url"], two["url"], three["url"]]
     assert only_allowed_calls(remote) and creates(remote) == 3
@@ -264,7 +265,14 @@ def test_the_full_pipeline_delivers_with_its_spec_plan_and_verdicts(
     if dialect == "tasktrack":  # the Resolution field carries the address, the file stays valid
         text = (repo / "plan" / "FOO-1.md").read_text()
         assert f"(delivered: {pr['url']})" in text.split("**Resolution**:")[1]
-        assert validate(repo / "plan").ok
+    else:  # a Markdown task says so in its front matter, and reads it back
+        text = (repo / "plan" / "T-001-toggle.md").read_text()
+        assert text.startswith(
+            f"---\nid: T-001\ntitle: Dark mode toggle\nkind: logic\npr: {pr['url']}\n---\n"
+        )
+        loaded = validate(repo / "plan").require().task(task)
+        assert loaded is not None and loaded.pr == pr["url"]
+    assert not validate(repo / "plan").errors
 
 
 @needs_browser

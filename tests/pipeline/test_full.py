@@ -103,6 +103,27 @@ def test_with_full_autonomy_a_ui_task_goes_from_spec_to_done(tmp_path: Path, dia
 
 
 @pytest.mark.parametrize("dialect", ["markdown", "tasktrack"])
+def test_a_prototype_round_that_leaves_no_picture_gets_a_note_in_the_log(
+    tmp_path: Path, dialect: str
+) -> None:
+    repo = plan_repo(tmp_path, dialect)
+    task = task_id(dialect)
+    script = replay(tmp_path, task, {"designer": [{"resolution": "The route /dark."}]})
+    summary, _ = run_plan(
+        repo / "plan", repo, script, settings={"pipeline": "full", "autonomy": "full"}
+    )
+    assert summary.status == "completed"
+    note = "- prototype round 1 left no picture: review the route in the app"
+    if dialect == "markdown":
+        text = (repo / "plan" / "T-001-toggle.md").read_text()
+        assert f"\n## Log\n\n{note}\n" in text
+        assert not validate(repo / "plan").errors
+    else:  # beside its spec and plan, in the task's artifacts
+        artifacts = StateDir.for_repo(repo).artifacts(repo / "plan", task)
+        assert (artifacts / "log.md").read_text() == f"{note}\n"
+
+
+@pytest.mark.parametrize("dialect", ["markdown", "tasktrack"])
 def test_gated_the_plan_waits_for_a_person_and_the_run_exits_waiting(
     tmp_path: Path, dialect: str
 ) -> None:

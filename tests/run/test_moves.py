@@ -15,7 +15,8 @@ from taskhand.plan.formats import tasktrack_edit
 from taskhand.plan.model import Status
 from taskhand.run import feedback, moves
 from taskhand.run.movement import MoveError, shown_plan
-from taskhand.state import lock
+from taskhand.state import documents, lock
+from taskhand.state.documents import Documents
 from taskhand.state.events import EventKind
 from taskhand.state.life import Lifecycle
 from tests.lives import Lives, lives
@@ -308,6 +309,37 @@ def test_a_prototype_is_accepted_or_commented_on(tmp_path: Path, dialect: str) -
     with life.store() as store:
         said = [r.text for r in store.remarks(plan_key(life.load()), two)]
     assert said == ["Mind the cache."]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_prototype_comment_is_a_review_block_and_the_round_cap_refuses_one_more(
+    tmp_path: Path, dialect: str
+) -> None:
+    life = lives(tmp_path, dialect)
+    with (life.plan / "taskhand.toml").open("a") as settings:
+        settings.write("prototype_rounds = 2\n")
+    one = life.ids[0]
+    life.put(one, L.PROTOTYPE, waiting=True, round_done=True, request="Review round 1.")
+    moves.comment(one, "Bigger toggle.", life.plan)
+    task = life.load().task(one)
+    assert task is not None
+    prototype = Documents(life.load(), life.state).read(task, documents.PROTOTYPE)
+    assert prototype == "### Review\n\nBigger toggle."
+    if dialect == "markdown":  # in the task's own file, apart from its description
+        assert "\n## Prototype\n\n### Review\n\nBigger toggle.\n" in task_text(life, one)
+        assert "Bigger toggle" not in task.description
+    valid(life)
+    # The second round was the last the cap allows: one more is refused at the move, naming
+    # the cap, instead of a run that parks the task.
+    life.put(one, L.PROTOTYPE, waiting=True, round_done=True, request="Review round 2.")
+    message = refused(
+        life,
+        lambda: moves.comment(one, "Smaller again.", life.plan),
+        f"{one}'s prototype has had its 2 rounds, the cap (prototype_rounds = 2)",
+        f"taskhand accept {one}",
+    )
+    assert "raise prototype_rounds" in message
+    assert moves.accept(one, life.plan).after is L.READY
 
 
 # -- park and reopen --------------------------------------------------------------------------

@@ -44,8 +44,14 @@ def deliver(h: Harness, work: Work) -> Ended | None:
     except (DeliveryError, git.GitError) as exc:
         return Ended(Status.FAIL, PREFIX + h.redact(str(exc)))
     resolution = f"{work.landed} (delivered: {url})"
-    h.track.move(task, Lifecycle.DELIVERED, reason=resolution, pr=url)
+    delivered(h, work.plan, task, resolution, url)
     return Ended(Status.DONE, resolution)
+
+
+def delivered(h: Harness, plan: Plan, task: Task, reason: str, url: str) -> None:
+    """The task is delivered: its record, and `pr: <url>` in a Markdown task's file."""
+    h.track.move(task, Lifecycle.DELIVERED, reason=reason, pr=url)
+    Documents(plan, h.state).record_pr(task, url)
 
 
 def deliver_task(h: Harness, task: Task, branch: str, candidate: str, story: Story) -> str:
@@ -110,7 +116,7 @@ def deliver_run(h: Harness, plan: Plan) -> Ended | None:
     except (DeliveryError, git.GitError) as exc:
         return Ended(Status.FAIL, PREFIX + h.redact(str(exc)))
     for task in done:
-        h.track.move(task, Lifecycle.DELIVERED, reason=f"delivered: {url}", pr=url)
+        delivered(h, plan, task, f"delivered: {url}", url)
     return Ended(Status.DONE, url)
 
 

@@ -66,6 +66,7 @@ def adopt_hand_answers(h: Harness, plan: Plan) -> None:
         elif life.status is Lifecycle.PROTOTYPE and agrees:
             h.track.move(task, Lifecycle.READY, reason=by)
         elif life.status is Lifecycle.PROTOTYPE:
+            docs.add_review(task, text, documents.PROTOTYPE)
             h.store.remark(key, task.id, str(Move.COMMENT), text)
             h.track.move(task, Lifecycle.PROTOTYPE, reason=by)
         elif life.status is Lifecycle.PARKED:

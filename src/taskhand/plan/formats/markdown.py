@@ -34,6 +34,7 @@ EXTENSION_KEYS = (
     "timeout",
     "max_attempts",
     "pipeline",
+    "pr",
 )
 PIPELINES = ("default", "full")
 KNOWN_KEYS = ("id", "title", *EXTENSION_KEYS)
@@ -42,7 +43,7 @@ _ID_RE = re.compile(r"^T-\d+$")  # Tilth's own pattern, \d and all
 _HEADING_RE = re.compile(r"^##\s+(.*\S)\s*$")
 _AC_HEADING = "acceptance criteria"
 # The sections the harness writes as a task goes through the full lifecycle.
-DOCUMENTS = ("spec", "plan", "questions")
+DOCUMENTS = ("spec", "plan", "questions", "prototype", "log")
 # What `taskhand convert` carries over from a TaskTrack task that this dialect has no field for
 # (its status, requests and outcome): a section of its own, kept apart from the description.
 RECORD = "TaskTrack record"
@@ -248,6 +249,10 @@ def _apply_key(task: Task, key: str, value: str) -> None:
         if value not in PIPELINES:
             raise ValueError(f"{value!r} is not one of {', '.join(PIPELINES)}")
         task.pipeline = value
+    elif key == "pr":
+        if not value.startswith(("https://", "http://")):
+            raise ValueError(f"{value!r} is not the address of a pull request")
+        task.pr = value
     else:
         raise KeyError(key)
 
@@ -295,7 +300,7 @@ def render_task(task: Task) -> str:
         head.append(f"depends: {', '.join(task.dependencies)}")
     if task.paths:
         head.append(f"paths: {', '.join(task.paths)}")
-    for key in ("kind", "agent", "model"):
+    for key in ("kind", "agent", "model", "pr"):
         if getattr(task, key):
             head.append(f"{key}: {getattr(task, key)}")
     if task.timeout_seconds is not None:
