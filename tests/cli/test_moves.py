@@ -232,3 +232,19 @@ def test_the_default_pipeline_shows_its_five_codes_and_moves(
             f"To go on: taskhand reopen FOO-1 {moved['plan']}.\n\n**Response**: Reopened.\n"
         )
     )
+
+
+def test_a_move_names_what_takes_the_task_on_and_no_run_that_is_not_there(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    life = lives(tmp_path, "markdown")
+    run_id = life.start_run()
+    one = life.ids[0]
+    # Parked at its delivery: reopened, a run delivers it; none is under way to do it now.
+    life.put(one, L.PARKED, waiting=True, resume="done", request="Parked: deliver: gh failed.")
+    text = run_cli("reopen", one, str(life.plan))
+    assert text.exit_code == 0, text.output
+    assert "the run under way" not in text.output
+    assert text.output.splitlines()[-1] == (
+        f"next: taskhand resume {run_id} (or taskhand run {life.plan} with your options)"
+    )

@@ -180,6 +180,47 @@ def test_a_gh_failure_fails_the_task_and_reopen_retries_only_the_delivery(
     ]
 
 
+def test_a_commit_a_person_added_to_a_task_branch_is_theirs_and_the_task_stops_for_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, remote, replay = project(tmp_path, monkeypatch)
+    monkeypatch.setenv("FAKE_GH_FAIL", "pr create")
+    assert run_plan(repo / "plan", repo, replay, settings=TASK)[0].status == "failed"
+    monkeypatch.delenv("FAKE_GH_FAIL")
+    branch = branches(repo)["T-001"]
+    left = git(repo, "rev-parse", branch).strip()
+    mine = tmp_path / "mine"  # the person works on the task's branch in a checkout of theirs
+    git(repo, "worktree", "add", "-q", str(mine), branch)
+    write_file = mine / "mine.txt"
+    write_file.write_text("mine\n")
+    git(mine, "add", "mine.txt")
+    git(mine, "commit", "-q", "-m", "T-001: my own fix")
+    git(repo, "worktree", "remove", str(mine))
+    theirs = git(repo, "rev-parse", branch).strip()
+    moves.reopen("T-001", repo / "plan", repo)
+    second, record = run_plan(repo / "plan", repo, replay, settings=TASK)
+    # Named as the person's, never as an agent's reach; kept where they put it; not delivered.
+    assert second.status == "failed" and "reached outside" not in second.message
+    assert record.of("violation") == []
+    assert git(repo, "rev-parse", branch).strip() == theirs
+    with store_of(repo) as store:
+        reason = store.task_states(second.run_id)["T-001"].reason or ""
+    assert reason.startswith(
+        f"a commit was added to its branch {branch} after the run left it ({theirs[:12]} "
+        "'T-001: my own fix'): a person's, not the run's (fix: keep it on a branch of your own"
+    )
+    assert branch not in {pr["head"] for pr in remote.prs()}
+    # How to go on, as the reason says: the run delivers the task's own work.
+    git(repo, "branch", "mine-T-001", theirs)
+    git(repo, "branch", "-f", branch, left)
+    assert f"git branch -f {branch} {left[:12]}; then taskhand reopen T-001" in reason
+    for task_id in ("T-001", "T-003"):
+        moves.reopen(task_id, repo / "plan", repo)
+    third, _ = run_plan(repo / "plan", repo, replay, settings=TASK)
+    assert third.status == "completed", third.message
+    assert remote.tip(branch) == left
+
+
 @pytest.mark.parametrize("point", ["pr view", "pr create:after"])
 def test_a_run_killed_inside_delivery_resumes_without_a_second_pull_request(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, point: str

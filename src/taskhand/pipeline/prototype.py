@@ -13,7 +13,7 @@ from taskhand.pipeline.harness import Harness
 from taskhand.pipeline.work import Ended, Work
 from taskhand.plan.model import Status, Task
 from taskhand.prompts import roles as role_prompts
-from taskhand.state.documents import Documents
+from taskhand.state.documents import ARTIFACTS, Documents
 from taskhand.state.life import Lifecycle
 from taskhand.unit import Role
 
@@ -82,7 +82,7 @@ def pictures_left(shots: Path) -> str:
 def review_request(task: Task, shots: Path) -> str:
     """What a prototype awaiting review asks of a person (its pictures are in `shots`)."""
     return (
-        f"Review the prototype ({pictures_left(shots)}, in {shots}): "
+        f"Review the prototype ({pictures_left(shots)}, in {ARTIFACTS}): "
         f"taskhand accept {task.id}, or "
         f'taskhand comment {task.id} "what to change" for another round.'
     )

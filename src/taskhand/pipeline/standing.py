@@ -49,6 +49,7 @@ class Standing:
     cost: float = 0.0  # dollars its units spent in the plan's latest run
     unit: UnitRow | None = None  # the unit working on it now
     held: bool = False  # a run leaves it alone though its code may say OPEN (lifecycle.held)
+    artifacts: str = ""  # the folder of what its stages left (spec, plan, pictures), once run
 
     @property
     def open_questions(self) -> list[Question]:
@@ -104,6 +105,7 @@ class Standing:
                 for q in self.questions
             ],
             "pr": self.life.pr,
+            "artifacts": self.artifacts or None,
         }
 
 
@@ -243,6 +245,7 @@ def read(
         alive = lock.holder(state.lock(plan.root)) is not None
         pipeline = _pipeline(plan, run)
         found = standings(plan, statuses, known, store, alive, pipeline)
+    found = {t: replace(s, artifacts=str(state.artifacts(plan.root, t))) for t, s in found.items()}
     # A task its dialect records no status for yet shows as its lifecycle record does.
     shown = {t: known.get(t) or lifecycle.shows_as(s.life) for t, s in found.items()}
     return shown, found

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from taskhand.errors import UserError
-from taskhand.pipeline import lifecycle, standing
+from taskhand.pipeline import lifecycle, prototype, standing
 from taskhand.pipeline.lifecycle import FINAL, Move
 from taskhand.pipeline.standing import Standing
 from taskhand.plan import validate
@@ -63,10 +63,11 @@ class Moved:
     after: Lifecycle
     waiting: bool  # a person's move is due now
     status: Status  # how the dialect shows the task now
-    next: str  # the command that takes the task on; "" when a run under way does
+    next: str  # the command that takes the task on; "" when none is needed (`taken_up_by`)
     plan: str  # the plan as a command line names it
     run_id: str | None  # the plan's latest run; None: no run recorded yet
     file: str | None = None  # the task file a `new` wrote
+    taken_up_by: str = ""  # what goes on with it by itself: a run under way, a supervisor
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -103,9 +104,10 @@ class Desk:
     store: Store
     run: Run | None
     book: StatusBook
-    alive: bool  # a run holds the plan now (a supervisor, or a run working on another task)
+    alive: bool  # a run holds the plan now (a supervisor's, or one working on another task)
     pipeline: str  # the plan's; a task may choose its own
     shown: str
+    watched: bool = False  # a supervisor (run --watch, a board) keeps the plan going, idle or not
 
     @property
     def key(self) -> str:
@@ -194,6 +196,7 @@ class Desk:
                 by=str(move),
                 reason=reason or "",
             )
+        then = self.next_command(task, life)
         return Moved(
             task.id,
             move,
@@ -201,10 +204,17 @@ class Desk:
             life.status,
             life.waiting,
             status,
-            self.next_command(task, life),
+            then,
             self.shown,
             self.run.id if self.run else None,
+            taken_up_by="" if then or life.status is L.DELIVERED else self.taker(),
         )
+
+    def taker(self) -> str:
+        """What takes a workable task up by itself now: a run under way, else a supervisor."""
+        if self.alive:
+            return "the run under way"
+        return "the supervisor (taskhand run --watch)" if self.watched else ""
 
     def request_for(self, task: Task, life: TaskLife) -> str:
         """What a waiting task's Request asks of a person, by its status."""
@@ -221,8 +231,9 @@ class Desk:
                 f"or ask for changes: {command(Move.REVISE, task.id, self.shown)}."
             )
         if life.status is L.PROTOTYPE:
+            shots = prototype.pictures_left(self.documents.folder(task.id))
             return (
-                f"Review the prototype ({self.documents.folder(task.id)}): "
+                f"Review the prototype ({shots}, in {documents.ARTIFACTS}): "
                 f"{command(Move.ACCEPT, task.id, self.shown)}, or "
                 f"{command(Move.COMMENT, task.id, self.shown)} for another round."
             )
@@ -239,10 +250,8 @@ class Desk:
             found = lifecycle.moves(life, False, len(asked))
             first = asked[0] if asked else 1
             return command(found[0], task.id, self.shown, first) if found else ""
-        if life.status in FINAL:
-            return ""
-        if self.alive:
-            return ""  # the run under way takes it up
+        if life.status is L.DELIVERED or self.taker():
+            return ""  # finished, or taken up by what keeps the plan going
         if self.run is not None and self.run.status is not RunStatus.COMPLETED:
             return f"taskhand resume {self.run.id}"
         return f"taskhand run {self.shown}"
@@ -285,6 +294,7 @@ def desk(
                 lock.holder(state.lock(plan.root)) is not None,
                 standing.plan_pipeline(plan.root, run),
                 shown_plan(plan.root),
+                lock.holder(state.watch_lock(plan.root)) is not None,
             )
 
 

@@ -22,6 +22,9 @@ from taskhand.state.paths import StateDir
 REVIEW = "### Review"
 _REVIEW_LINE = re.compile(r"^###\s+Review\s*$", re.MULTILINE)
 _REVIEW_MARK = re.compile(r"###\s+Review\s*$")  # what a review's text escapes (prose.py)
+# Where a person finds a task's artifacts, as its files say it: never this machine's path
+# (a TaskTrack file is committed and read elsewhere), but the command that names the folder.
+ARTIFACTS = "the task's artifacts (taskhand show PLAN TASK names the folder)"
 SPEC, PLAN, QUESTIONS, PROTOTYPE, LOG = "spec", "plan", "questions", "prototype", "log"
 
 
@@ -59,7 +62,7 @@ class Documents:
         """Where a person reads the document: the task file's section, or the artifact."""
         if self.in_file and task.source is not None:
             return f"the ## {name.capitalize()} section of {task.source.name}"
-        return str(self.folder(task.id) / f"{name}.md")
+        return f"{name}.md in {ARTIFACTS}"
 
     # The plan and its reviews
 

@@ -199,6 +199,8 @@ def _lifecycle_lines(standing: Standing) -> list[str]:
         lines.append(f"Moves: {', '.join(str(m) for m in standing.moves)}")
     if life.pr:
         lines.append(f"Pull request: {life.pr}")
+    if standing.artifacts:
+        lines.append(f"Artifacts: {standing.artifacts}")
     for q in standing.questions:
         state = "open" if q.open else f"answered: {q.choice or ''} {q.note or ''}".rstrip()
         lines.append(f"Q{q.number} ({state}): {q.text}")
