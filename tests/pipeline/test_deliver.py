@@ -273,6 +273,9 @@ def test_one_pull_request_for_the_run_once_every_task_is_done(
     assert only_allowed_calls(remote)
     stats = json.loads(run_cli("stats", "--repo", repo, "--json").output)
     assert {r["pr"] for r in stats["tasks"]} == {pr["url"]}
+    text = run_cli("stats", "--repo", repo).output  # the table names it; the address is whole
+    number = pr["url"].rsplit("/", 1)[1]
+    assert f"\npull requests:\n  #{number} T-001, T-002, T-003: {pr['url']}\n" in text
     assert json.loads((remote.state / "prs.json").read_text())[0]["state"] == "OPEN"
 
 
