@@ -217,8 +217,9 @@ class Outcome:
 
     def asked_rightly(self) -> Outcome:
         """The outcome, or, when it asks a question a person cannot answer by letter (one
-        option, none, five), the agent's error saying so: the unit is retried with it, never
-        a question cut to fit or one `answer` refuses."""
+        option, none, five), the agent's error saying so: the unit is tried again, never a
+        question cut to fit or one `answer` refuses. (The default pipeline's worker may ask
+        in words, answered by `respond`: its question is not checked here.)"""
         if self.case is not Case.QUESTION:
             return self
         problem = self.question.problem if self.question else "a question needs its text"

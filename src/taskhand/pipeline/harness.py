@@ -130,7 +130,7 @@ class Harness:
         unit.env = self.workspace_env(attempt.worktree)
         unit.on_message = transcript.add
         try:
-            outcome = self.executor.run(agent, unit).asked_rightly()
+            outcome = self.executor.run(agent, unit)
         finally:
             transcript.close()
         transcript.finish(outcome.transcript)
