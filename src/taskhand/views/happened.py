@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from taskhand.pipeline.lifecycle import Move
 from taskhand.state.events import Event, EventKind
+from taskhand.state.life import Lifecycle
 from taskhand.state.records import UnitRow
 from taskhand.state.store import Store
+from taskhand.unit import Role
 
-_BOUNCED_FROM = ("qa", "judge")  # a rejection sends the task from these back to implementing
+L = Lifecycle
+_BOUNCED_FROM = (L.QA, L.JUDGE)  # a rejection sends the task from these back to implementing
 
 
 def times(n: int) -> str:
@@ -32,26 +36,28 @@ def story(
     asked = len(store.questions(plan_key, task_id))
     if asked:
         told.append(f"a {asked}-question interview")
-    sent_back = sum(r.kind == "revise" for r in store.remarks(plan_key, task_id))
+    sent_back = sum(r.kind == Move.REVISE for r in store.remarks(plan_key, task_id))
     if sent_back:
         told.append(f"the plan sent back {times(sent_back)}")
-    rounds = sum(str(u.role) == "designer" for u in units)
+    rounds = sum(u.role == Role.DESIGNER for u in units)
     if rounds:
-        accepted = any(e.data.get("by") == "accept" for e in moves)
-        passed = any(
-            e.data.get("before") == "prototype" and e.data.get("after") == "ready" for e in moves
+        by_person = any(e.data.get("by") == Move.ACCEPT for e in moves)
+        by_itself = any(  # full autonomy: the round's picture is taken as it is
+            e.data.get("before") == L.PROTOTYPE and e.data.get("after") == L.READY for e in moves
         )
-        if accepted or passed:
-            told.append(f"the prototype {'accepted' if accepted else 'passed'} on round {rounds}")
+        if by_person:
+            told.append(f"the prototype accepted on round {rounds}")
+        elif by_itself:
+            told.append(f"the prototype passed on round {rounds}")
         else:
             told.append(plural(rounds, "prototype round"))
-    if any(str(u.role) == "qa" for u in units):
+    if any(u.role == Role.QA for u in units):
         bounces = sum(
-            e.data.get("before") in _BOUNCED_FROM and e.data.get("after") == "implementing"
+            e.data.get("before") in _BOUNCED_FROM and e.data.get("after") == L.IMPLEMENTING
             for e in moves
         )
         told.append(plural(bounces, "bounce") if bounces else "no bounce")
-    parks = sum(e.data.get("after") == "parked" for e in moves)
+    parks = sum(e.data.get("after") == L.PARKED for e in moves)
     if parks:
         told.append(f"parked {times(parks)}")
     return ", ".join(told)
