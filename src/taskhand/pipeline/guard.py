@@ -5,7 +5,9 @@ A change seen during agent work is a violation, and the run stops for a person t
 agents unconfined nothing else could have stopped it; under the sandbox it is a way out of the
 sandbox or a person's own change, and either way it may steer every task after it. A run
 branch that is not where the store says is always put back: the run never builds on a commit
-it did not integrate.
+it did not integrate. A task branch with commits added on top of where the run left it holds a
+person's own work (an agent works in a repository of its own): it is left as it is, and its
+task stops for that person (`added_commits`).
 """
 
 from __future__ import annotations
