@@ -20,8 +20,8 @@ from taskhand.state.documents import Documents
 from taskhand.state.events import EventKind
 from taskhand.state.life import Lifecycle
 from tests.lives import Lives, lives
-from tests.plans import tt_plan
-from tests.runs import make_repo
+from tests.plans import md_plan, tt_plan
+from tests.runs import attempt, make_repo, run_plan, script, write
 
 L = Lifecycle
 DIALECTS = ["markdown", "tasktrack"]
@@ -125,6 +125,22 @@ def test_a_draft_on_the_default_pipeline_is_submitted_to_ready(tmp_path: Path) -
     life = lives(tmp_path, "markdown", pipeline="default")
     moved = moves.new(life.plan, "Tidy up", "Remove the dead code.")
     assert moves.submit(moved.task, life.plan).after is L.READY
+
+
+def test_no_run_takes_a_draft_on_the_default_pipeline_until_it_is_submitted(
+    tmp_path: Path,
+) -> None:
+    files = {f"plan/{k}": str(v) for k, v in md_plan(("T-001", {})).items()}
+    repo = make_repo(tmp_path / "repo", files)
+    drafted = moves.new(repo / "plan", "Tidy up", "Remove the dead code.").task
+    work = {t: [attempt(write(f"{t}.txt", "x\n"))] for t in ("T-001", drafted)}
+    summary, record = run_plan(repo / "plan", repo, script(tmp_path, work))
+    assert summary.status == "waiting"  # the draft waits for a person, as a question would
+    assert {e.task_id for e in record.of("attempt_started")} == {"T-001"}
+    moves.submit(drafted, repo / "plan")
+    summary, record = run_plan(repo / "plan", repo, script(tmp_path, work))
+    assert summary.status == "completed"
+    assert {e.task_id for e in record.of("attempt_started")} == {drafted}
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
