@@ -19,7 +19,7 @@ from taskhand.plan import formats
 from taskhand.state import accounting
 from taskhand.state.accounting import AgentStats, Stats, TaskStats
 from taskhand.state.deliveries import RUN
-from taskhand.state.records import DeliveryState, Run
+from taskhand.state.records import DeliveryState, Run, UnitRow
 from taskhand.state.store import Store
 from taskhand.text import shorten
 from taskhand.unit import Usage
@@ -57,6 +57,9 @@ def figures(store: Store, runs: list[Run]) -> Stats:
     shown = accounting.stats(list(task_ids), units, titles, prs, statuses)
     moves = happened.moves_of(store, [r.id for r in runs])
     keys = {t: str(Path(r.plan_path).resolve()) for r in runs for t in store.task_states(r.id)}
+    by_task: dict[str, list[UnitRow]] = {}
+    for unit in units:
+        by_task.setdefault(unit.task_id, []).append(unit)
     told = [
         replace(
             row,
@@ -66,7 +69,7 @@ def figures(store: Store, runs: list[Run]) -> Stats:
                 keys.get(row.task_id, ""),
                 row.task_id,
                 moves.get(row.task_id, []),
-                [u for u in units if u.task_id == row.task_id],
+                by_task.get(row.task_id, []),
             ),
         )
         for row in shown.tasks
