@@ -197,7 +197,8 @@ def test_a_commit_a_person_added_to_a_task_branch_is_theirs_and_the_task_stops_f
     git(mine, "commit", "-q", "-m", "T-001: my own fix")
     git(repo, "worktree", "remove", str(mine))
     theirs = git(repo, "rev-parse", branch).strip()
-    moves.reopen("T-001", repo / "plan", repo)
+    for task_id in ("T-001", "T-003"):  # T-003 stands on T-001's branch
+        moves.reopen(task_id, repo / "plan", repo)
     second, record = run_plan(repo / "plan", repo, replay, settings=TASK)
     # Named as the person's, never as an agent's reach; kept where they put it; not delivered.
     assert second.status == "failed" and "reached outside" not in second.message
@@ -210,6 +211,11 @@ def test_a_commit_a_person_added_to_a_task_branch_is_theirs_and_the_task_stops_f
         "'T-001: my own fix'): a person's, not the run's (fix: keep it on a branch of your own"
     )
     assert branch not in {pr["head"] for pr in remote.prs()}
+    # Nor does a task stacked on that branch publish the commit: it waits for the person too.
+    assert remote.tip(branch) == left
+    with store_of(repo) as store:
+        stacked = store.task_states(second.run_id)["T-003"].reason or ""
+    assert stacked.startswith("deliver: T-003 stands on T-001's branch, and a commit was added")
     # How to go on, as the reason says: the run delivers the task's own work.
     git(repo, "branch", "mine-T-001", theirs)
     git(repo, "branch", "-f", branch, left)

@@ -180,6 +180,9 @@ def _stacked_on(h: Harness, task: Task, below: str, base: str) -> tuple[str, str
     if row is not None and row.state is DeliveryState.OPENED:
         where = row.pr_url
     else:
+        held = h.guard.added_commits(owner.task_id)
+        if held:  # a person's commit on it is theirs to publish, never the run's
+            raise DeliveryError(f"{task.id} stands on {owner.task_id}'s branch, and {held}")
         refs.create_branch_if_absent(h.repo, owner.branch, below)
         remote.push(h.repo, h.config.deliver.remote, owner.branch)  # as its own delivery does
         where = (
