@@ -42,6 +42,9 @@ HOMONYMS = {
     ("board/serve.py", "warning"): "uvicorn's log level",
     ("board/app.py", "question"): "an answer's JSON field: which question",
     ("views/board.py", "waiting"): "show --json's field: a person's move is due",
+    ("cli/convert.py", "warning"): "the noun of a count of problems (1 warning)",
+    ("cli/lint.py", "warning"): "the noun of a count of problems (1 warning)",
+    ("cli/plan.py", "warning"): "the noun of a count of problems (1 warning)",
 }
 
 

@@ -79,10 +79,27 @@ class Usage:
         )
 
 
+OPTIONS = (2, 4)  # how many lettered options a question may have, least and most
+
+
 @dataclass
 class Question:
     text: str
     options: list[str] = field(default_factory=list)  # recommended first
+
+    @property
+    def problem(self) -> str:
+        """Why a person could not answer it by letter, for the agent to fix; '' if they can."""
+        least, most = OPTIONS
+        given = [o for o in self.options if isinstance(o, str) and o.strip()]
+        if not self.text.strip():
+            return "a question needs its text"
+        if least <= len(self.options) <= most and len(given) == len(self.options):
+            return ""
+        return (
+            f"a question needs {least} to {most} lettered options (non-empty), the recommended "
+            f"one first; it gave {len(given)}"
+        )
 
 
 @dataclass
@@ -197,6 +214,19 @@ class Outcome:
     verdict: Verdict | None = None  # an evaluator's judgement (case DONE)
     usage: Usage = field(default_factory=Usage)
     transcript: list[dict[str, object]] = field(default_factory=list)
+
+    def asked_rightly(self) -> Outcome:
+        """The outcome, or, when it asks a question a person cannot answer by letter (one
+        option, none, five), the agent's error saying so: the unit is tried again, never a
+        question cut to fit or one `answer` refuses. (The default pipeline's worker may ask
+        in words, answered by `respond`: its question is not checked here.)"""
+        if self.case is not Case.QUESTION:
+            return self
+        problem = self.question.problem if self.question else "a question needs its text"
+        if not problem:
+            return self
+        failure = f"the agent's question was not accepted: {problem}"
+        return replace(self, case=Case.ERROR, failure=failure, question=None)
 
 
 @dataclass

@@ -678,6 +678,28 @@ def test_opencode_is_nudged_once_in_its_session(tmp_path: Path) -> None:
     assert outcome.usage.tokens_out == 4 * 90
 
 
+def asking(*options: str) -> str:
+    block = {"case": "question", "question": "Where should it live?", "options": list(options)}
+    return f"I must ask.\n\n```json\n{json.dumps(block)}\n```"
+
+
+@pytest.mark.parametrize("options", [["Header"], [], ["a", "b", "c", "d", "e"]])
+def test_a_question_without_2_to_4_options_goes_back_to_the_agent_as_its_error(
+    tmp_path: Path, options: list[str]
+) -> None:
+    env, log = stand_in(
+        tmp_path,
+        "opencode",
+        [opencode_events(asking(*options)), opencode_events(asking("Header", "Settings"))],
+    )
+    outcome = CliAgent("opencode", env=env).run(unit(tmp_path / "w"))
+    nudged = calls(log)[1]["stdin"]
+    assert "was not accepted: a question needs 2 to 4 lettered options" in nudged
+    assert f"it gave {len(options)}" in nudged
+    assert outcome.case is Case.QUESTION and outcome.question is not None
+    assert outcome.question.options == ["Header", "Settings"]  # the agent's own correction
+
+
 def test_each_message_reaches_the_units_hook_as_each_run_of_the_program_ends(
     tmp_path: Path,
 ) -> None:

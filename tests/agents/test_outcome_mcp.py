@@ -109,6 +109,21 @@ def test_every_call_is_answered_and_nothing_written(
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_question_without_2_to_4_options_is_the_tools_error_to_retry(tmp_path: Path) -> None:
+    client = server(Role.WRITER, tmp_path)
+    try:
+        said = [
+            call(client, "ask", {"question": "Where?", "options": options})
+            for options in (["Header"], [], ["a", "b", "c", "d", "e"], ["Header", "Settings"])
+        ]
+    finally:
+        client.close()
+    for accepted, text in said[:3]:  # an error the model reads and acts on: never cut to fit
+        assert accepted is False
+        assert "a question needs 2 to 4 options" in text and "call it again" in text
+    assert said[3] == (True, ACCEPTED)
+
+
 def test_the_server_runs_nothing_it_is_given(tmp_path: Path) -> None:
     client = server(Role.IMPLEMENTER, tmp_path)
     marker = tmp_path / "ran"

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from taskhand.run import moves
 from tests.agents.pictures import needs_browser
-from tests.board.pages import browser
+from tests.board.pages import RECORD_NOTIFICATIONS, browser
 from tests.board.test_app import TOKEN, served
 
 __all__ = ["browser", "served"]
@@ -59,3 +60,27 @@ def test_a_person_approves_on_the_board_and_another_browser_sees_it(
     stranger.screenshot(path=str(tmp_path / "no-token.png"))
     assert stranger.locator(".card").count() == 0
     assert "Dark" not in stranger.content()
+
+
+@needs_browser
+def test_a_new_draft_is_counted_and_announced_as_waiting_for_a_person(
+    served: tuple[int, Path], browser: object
+) -> None:
+    port, repo = served
+    context = browser.new_context()  # type: ignore[attr-defined]
+    context.add_init_script(RECORD_NOTIFICATIONS)
+    page = context.new_page()
+    page.goto(f"http://127.0.0.1:{port}/#token={TOKEN}")
+    page.locator("[data-status=planned] [data-task=T-001]").wait_for()
+    assert page.title() == "(1) taskhand board"
+    drafted = moves.new(repo / "plan", "Dark mode", "A toggle.", repo=repo).task
+    card = page.locator(f"[data-status=draft] [data-task={drafted}]")
+    card.wait_for(timeout=5000)
+    assert "waiting" in (card.get_attribute("class") or "")
+    page.wait_for_function("document.title === '(2) taskhand board'", timeout=5000)
+    page.wait_for_function(f"window.shown.some(n => n.title === '{drafted} waits for you')")
+    shown = page.evaluate("window.shown")
+    assert {
+        "title": f"{drafted} waits for you",
+        "body": "Dark mode: a person to submit the draft",
+    } in shown

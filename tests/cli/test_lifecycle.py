@@ -146,7 +146,7 @@ def test_the_whole_lifecycle_from_the_command_line(
     drafted = me.move("new", "--title", "Dark mode", "--draft", "A dark theme.", "--kind", "ui")
     new = drafted["task"]
     replay.write_text(json.dumps(script(ids, new)))
-    assert me.life(new) == ("draft", False)
+    assert me.life(new) == ("draft", True)  # a person is to submit it
     me.move("comment", new, "Keep the contrast high.")
     me.run("failed")  # the writer asks; the default task asks; the other gives up
     assert me.life(full) == ("needs-input", True)

@@ -10,7 +10,10 @@ from typing import Any
 
 import pytest
 
+from taskhand.plan.model import Status
 from taskhand.state.life import Lifecycle
+from taskhand.state.status import StatusBook
+from taskhand.views.board import waiting_for_a_person
 from tests.conftest import RunCli
 from tests.lives import Lives, lives
 
@@ -54,6 +57,40 @@ def shown(run_cli: RunCli, life: Lives) -> dict[str, dict[str, Any]]:
     return {t["id"]: t for t in json.loads(result.stdout)["tasks"]}
 
 
+@pytest.mark.parametrize("pipeline", ["full", "default"])
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_draft_waits_for_a_person_so_next_ends_as_a_run_would(
+    tmp_path: Path, run_cli: RunCli, dialect: str, pipeline: str
+) -> None:
+    life = lives(tmp_path, dialect, pipeline=pipeline)
+    run_id = life.start_run(pipeline)
+    with life.store() as store:  # the plan's own tasks are finished: only the draft is left
+        book = StatusBook(life.load(), store, run_id)
+        for task_id in life.ids:
+            life.put(task_id, L.DONE)
+            book.conclude(task_id, Status.DONE, "Done.")
+            book.complete(task_id, Status.DONE)
+    plan = str(life.plan)
+    task = move(run_cli, life, "new", plan, "--title", "Dark mode", "--draft", "A toggle.")["task"]
+    data = json.loads(run_cli("show", plan, "--json").stdout)
+    drafted = next(t for t in data["tasks"] if t["id"] == task)
+    assert (drafted["status"], drafted["waiting"], drafted["eligible"]) == ("OPEN", True, False)
+    assert (data["next"], data["eligible"]) == (None, [])
+    assert data["exit"]["reason"] == "waiting"
+    assert waiting_for_a_person(data) == 1  # what the boards count and notify of
+    assert json.loads(run_cli("show", plan, task, "--json").stdout)["eligible"] is False
+    # A script looping on `next` ends: exit 3, waiting for a person, as a run would.
+    nothing = run_cli("next", plan)
+    assert (nothing.exit_code, nothing.stdout.strip()) == (
+        3,
+        "TaskTrack EXIT: Waiting for Human Feedback",
+    )
+    assert json.loads(run_cli("next", plan, "--json").stdout)["next"] is None
+    assert "<- eligible" not in run_cli("show", plan).stdout
+    move(run_cli, life, "submit", task, plan)
+    assert json.loads(run_cli("next", plan, "--json").stdout)["next"] == task
+
+
 @pytest.mark.parametrize("dialect", DIALECTS)
 def test_a_draft_goes_through_every_gate_from_the_command_line(
     tmp_path: Path, run_cli: RunCli, dialect: str
@@ -76,7 +113,7 @@ def test_a_draft_goes_through_every_gate_from_the_command_line(
     assert set(data) >= LIFECYCLE_KEYS
     assert (data["lifecycle"], data["waiting"], data["moves"], data["working"]) == (
         "draft",
-        False,
+        True,
         ["submit", "comment", "park"],
         False,
     )
@@ -194,4 +231,20 @@ def test_the_default_pipeline_shows_its_five_codes_and_moves(
             "**Request**: Parked: Needs a decision. "
             f"To go on: taskhand reopen FOO-1 {moved['plan']}.\n\n**Response**: Reopened.\n"
         )
+    )
+
+
+def test_a_move_names_what_takes_the_task_on_and_no_run_that_is_not_there(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    life = lives(tmp_path, "markdown")
+    run_id = life.start_run()
+    one = life.ids[0]
+    # Parked at its delivery: reopened, a run delivers it; none is under way to do it now.
+    life.put(one, L.PARKED, waiting=True, resume="done", request="Parked: deliver: gh failed.")
+    text = run_cli("reopen", one, str(life.plan))
+    assert text.exit_code == 0, text.output
+    assert "the run under way" not in text.output
+    assert text.output.splitlines()[-1] == (
+        f"next: taskhand resume {run_id} (or taskhand run {life.plan} with your options)"
     )

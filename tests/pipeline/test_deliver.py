@@ -124,6 +124,7 @@ def test_each_task_gets_one_pull_request_stacked_on_the_unmerged_work_below_it(
         t: (DeliveryState.OPENED, prs[names[t]]["url"]) for t in ("T-001", "T-002", "T-003")
     }
     assert resolution == f"Wrote a.txt. (delivered: {one['url']})"
+    assert f"\npr: {one['url']}\n---\n" in (repo / "plan" / "T-001-a.md").read_text()
     assert life is not None and (life.status, life.pr) == (Lifecycle.DELIVERED, one["url"])
     assert [e.data["url"] for e in record.of("delivered")] == [one["url"], two["url"], three["url"]]
     assert only_allowed_calls(remote) and creates(remote) == 3
@@ -179,6 +180,53 @@ def test_a_gh_failure_fails_the_task_and_reopen_retries_only_the_delivery(
     ]
 
 
+def test_a_commit_a_person_added_to_a_task_branch_is_theirs_and_the_task_stops_for_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, remote, replay = project(tmp_path, monkeypatch)
+    monkeypatch.setenv("FAKE_GH_FAIL", "pr create")
+    assert run_plan(repo / "plan", repo, replay, settings=TASK)[0].status == "failed"
+    monkeypatch.delenv("FAKE_GH_FAIL")
+    branch = branches(repo)["T-001"]
+    left = git(repo, "rev-parse", branch).strip()
+    mine = tmp_path / "mine"  # the person works on the task's branch in a checkout of theirs
+    git(repo, "worktree", "add", "-q", str(mine), branch)
+    write_file = mine / "mine.txt"
+    write_file.write_text("mine\n")
+    git(mine, "add", "mine.txt")
+    git(mine, "commit", "-q", "-m", "T-001: my own fix")
+    git(repo, "worktree", "remove", str(mine))
+    theirs = git(repo, "rev-parse", branch).strip()
+    for task_id in ("T-001", "T-003"):  # T-003 stands on T-001's branch
+        moves.reopen(task_id, repo / "plan", repo)
+    second, record = run_plan(repo / "plan", repo, replay, settings=TASK)
+    # Named as the person's, never as an agent's reach; kept where they put it; not delivered.
+    assert second.status == "failed" and "reached outside" not in second.message
+    assert record.of("violation") == []
+    assert git(repo, "rev-parse", branch).strip() == theirs
+    with store_of(repo) as store:
+        reason = store.task_states(second.run_id)["T-001"].reason or ""
+    assert reason.startswith(
+        f"a commit was added to its branch {branch} after the run left it ({theirs[:12]} "
+        "'T-001: my own fix'): a person's, not the run's (fix: keep it on a branch of your own"
+    )
+    assert branch not in {pr["head"] for pr in remote.prs()}
+    # Nor does a task stacked on that branch publish the commit: it waits for the person too.
+    assert remote.tip(branch) == left
+    with store_of(repo) as store:
+        stacked = store.task_states(second.run_id)["T-003"].reason or ""
+    assert stacked.startswith("deliver: T-003 stands on T-001's branch, and a commit was added")
+    # How to go on, as the reason says: the run delivers the task's own work.
+    git(repo, "branch", "mine-T-001", theirs)
+    git(repo, "branch", "-f", branch, left)
+    assert f"git branch -f {branch} {left[:12]}; then taskhand reopen T-001" in reason
+    for task_id in ("T-001", "T-003"):
+        moves.reopen(task_id, repo / "plan", repo)
+    third, _ = run_plan(repo / "plan", repo, replay, settings=TASK)
+    assert third.status == "completed", third.message
+    assert remote.tip(branch) == left
+
+
 @pytest.mark.parametrize("point", ["pr view", "pr create:after"])
 def test_a_run_killed_inside_delivery_resumes_without_a_second_pull_request(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, point: str
@@ -231,6 +279,9 @@ def test_one_pull_request_for_the_run_once_every_task_is_done(
     assert only_allowed_calls(remote)
     stats = json.loads(run_cli("stats", "--repo", repo, "--json").output)
     assert {r["pr"] for r in stats["tasks"]} == {pr["url"]}
+    text = run_cli("stats", "--repo", repo).output  # the table names it; the address is whole
+    number = pr["url"].rsplit("/", 1)[1]
+    assert f"\npull requests:\n  #{number} T-001, T-002, T-003: {pr['url']}\n" in text
     assert json.loads((remote.state / "prs.json").read_text())[0]["state"] == "OPEN"
 
 
@@ -264,7 +315,14 @@ def test_the_full_pipeline_delivers_with_its_spec_plan_and_verdicts(
     if dialect == "tasktrack":  # the Resolution field carries the address, the file stays valid
         text = (repo / "plan" / "FOO-1.md").read_text()
         assert f"(delivered: {pr['url']})" in text.split("**Resolution**:")[1]
-        assert validate(repo / "plan").ok()
+    else:  # a Markdown task says so in its front matter, and reads it back
+        text = (repo / "plan" / "T-001-toggle.md").read_text()
+        assert text.startswith(
+            f"---\nid: T-001\ntitle: Dark mode toggle\nkind: logic\npr: {pr['url']}\n---\n"
+        )
+        loaded = validate(repo / "plan").require().task(task)
+        assert loaded is not None and loaded.pr == pr["url"]
+    assert validate(repo / "plan").ok()
 
 
 @needs_browser

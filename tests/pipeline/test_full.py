@@ -13,11 +13,12 @@ import pytest
 from taskhand.pipeline.lifecycle import plan_key
 from taskhand.plan.model import Status
 from taskhand.plan.validate import validate
-from taskhand.run import launch
+from taskhand.run import launch, moves
 from taskhand.run.preflight import load
 from taskhand.state.life import Lifecycle
 from taskhand.state.paths import StateDir
 from taskhand.state.store import Store
+from tests.conftest import RunCli
 from tests.plans import md_task, tt_plan, tt_task
 from tests.runs import Recorder, make_repo, run_plan, write
 
@@ -103,6 +104,47 @@ def test_with_full_autonomy_a_ui_task_goes_from_spec_to_done(tmp_path: Path, dia
 
 
 @pytest.mark.parametrize("dialect", ["markdown", "tasktrack"])
+def test_a_prototype_round_that_leaves_no_picture_gets_a_note_in_the_log(
+    tmp_path: Path, dialect: str
+) -> None:
+    repo = plan_repo(tmp_path, dialect)
+    task = task_id(dialect)
+    script = replay(tmp_path, task, {"designer": [{"resolution": "The route /dark."}]})
+    summary, _ = run_plan(
+        repo / "plan", repo, script, settings={"pipeline": "full", "autonomy": "full"}
+    )
+    assert summary.status == "completed"
+    note = "- prototype round 1 left no picture: review the route in the app"
+    if dialect == "markdown":
+        text = (repo / "plan" / "T-001-toggle.md").read_text()
+        assert f"\n## Log\n\n{note}\n" in text
+        assert not validate(repo / "plan").errors
+    else:  # beside its spec and plan, in the task's artifacts
+        artifacts = StateDir.for_repo(repo).artifacts(repo / "plan", task)
+        assert (artifacts / "log.md").read_text() == f"{note}\n"
+
+
+def test_a_tasktrack_request_names_no_path_of_this_machine(tmp_path: Path, run_cli: RunCli) -> None:
+    repo = plan_repo(tmp_path, "tasktrack", kind="ui")
+    script = replay(tmp_path, "FOO-1", {})
+    summary, _ = run_plan(repo / "plan", repo, script, settings={"pipeline": "full"})
+    moves.approve("FOO-1", repo / "plan", repo)
+    assert launch.resume(summary.run_id, Recorder(), repo).status == "waiting"
+    assert life(repo, "FOO-1").status is Lifecycle.PROTOTYPE
+    text = (repo / "plan" / "FOO-1.md").read_text()
+    state = str(StateDir.for_repo(repo).root)
+    assert state not in text and str(tmp_path) not in text
+    assert (
+        "**Request**: Review the prototype (no picture (review the route in the app), in the "
+        "task's artifacts (taskhand show PLAN TASK names the folder)): taskhand accept FOO-1"
+    ) in text
+    # Where the command says: the folder, on this machine, for the person who asks.
+    shown = run_cli("show", repo / "plan", "FOO-1")
+    artifacts = StateDir.for_repo(repo).artifacts(repo / "plan", "FOO-1")
+    assert f"\nArtifacts: {artifacts}\n" in shown.output
+
+
+@pytest.mark.parametrize("dialect", ["markdown", "tasktrack"])
 def test_gated_the_plan_waits_for_a_person_and_the_run_exits_waiting(
     tmp_path: Path, dialect: str
 ) -> None:
@@ -118,8 +160,15 @@ def test_gated_the_plan_waits_for_a_person_and_the_run_exits_waiting(
     if dialect == "tasktrack":
         text = (repo / "plan" / "FOO-1.md").read_text()
         assert "**Status**: WAIT" in text
-        artifacts = StateDir.for_repo(repo).artifacts(repo / "plan", task)
-        assert f"**Request**: Approve the plan (in {artifacts / 'plan.md'}): taskhand" in text
+        # A file people commit names no path of this machine: the command that shows it.
+        assert (
+            str(StateDir.for_repo(repo).root) not in text
+            and "/" not in text.split("**Request**")[1]
+        )
+        assert (
+            "**Request**: Approve the plan (in plan.md in the task's artifacts (taskhand show "
+            "PLAN TASK names the folder)): taskhand approve FOO-1" in text
+        )
         assert validate(repo / "plan").ok()
     # Approved (as `taskhand approve` will record it), the next run goes on to the code.
     with Store.open(StateDir.for_repo(repo).database) as store:
@@ -168,6 +217,30 @@ def test_a_question_is_written_into_the_task_with_lettered_options(
         ) in text
         assert validate(repo / "plan").ok()
     assert [e.data["number"] for e in record.of("question_asked")] == [1]
+
+
+@pytest.mark.parametrize("options", [["Header"], [], ["a", "b", "c", "d", "e"]])
+def test_a_question_without_2_to_4_options_is_the_agents_error_and_it_asks_again(
+    tmp_path: Path, options: list[str]
+) -> None:
+    repo = plan_repo(tmp_path, "markdown", kind="logic")
+    wrong = {"outcome": "question", "question": "Where should it live?", "options": options}
+    right = {**wrong, "options": ["Header", "Settings"]}
+    script = replay(tmp_path, "T-001", {"writer": [wrong, right]})
+    summary, _ = run_plan(repo / "plan", repo, script, settings={"pipeline": "full"})
+    assert summary.status == "waiting"
+    with Store.open(StateDir.for_repo(repo).database) as store:
+        asked = store.questions(plan_key(load(repo / "plan")), "T-001")
+        writers = [u for u in store.units(summary.run_id, "T-001") if u.role == "writer"]
+        attempts = store.attempts(summary.run_id, "T-001")
+    assert len(writers) == 2  # the first unit's question was refused, the second's recorded
+    assert [(q.number, q.options) for q in asked] == [(1, ["Header", "Settings"])]
+    # The first try ended as the agent's error, saying what was wrong with its question.
+    said = attempts[0].reason or ""
+    assert "needs 2 to 4 lettered options (non-empty), the recommended one first" in said
+    assert f"it gave {len(options)}" in said
+    text = (repo / "plan" / "T-001-toggle.md").read_text()
+    assert "- (a) Header — recommended\n- (b) Settings\n" in text
 
 
 def test_a_qa_rejection_bounces_and_the_bounce_limit_parks_the_task(tmp_path: Path) -> None:

@@ -15,10 +15,13 @@ from taskhand.plan.formats import tasktrack_edit
 from taskhand.plan.model import Status
 from taskhand.run import feedback, moves
 from taskhand.run.movement import MoveError, shown_plan
-from taskhand.state import lock
+from taskhand.state import documents, lock
+from taskhand.state.documents import Documents
 from taskhand.state.events import EventKind
 from taskhand.state.life import Lifecycle
 from tests.lives import Lives, lives
+from tests.plans import md_plan, tt_plan
+from tests.runs import attempt, make_repo, run_plan, script, write
 
 L = Lifecycle
 DIALECTS = ["markdown", "tasktrack"]
@@ -86,6 +89,25 @@ def test_new_writes_a_draft_with_the_next_free_id(tmp_path: Path, dialect: str) 
     refused(life, lambda: moves.submit(new_id, life.plan), f"{new_id} is spec", "comment", "park")
 
 
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_new_writes_the_first_task_of_a_plan_that_has_only_its_overview(
+    tmp_path: Path, dialect: str
+) -> None:
+    if dialect == "markdown":
+        files = {"overview.md": "# Feature\n\n## Goal\nShip it.\n"}
+    else:  # the overview alone: no phase, no task
+        files = {k: str(v) for k, v in tt_plan([]).items()}
+    repo = make_repo(tmp_path / "repo", {f"plan/{k}": v for k, v in files.items()})
+    assert validate.validate(repo / "plan").errors  # no task yet: the plan cannot run
+    moved = moves.new(repo / "plan", "Export as CSV", "People want their data out.")
+    assert (moved.task, moved.after) == ("T-001" if dialect == "markdown" else "FOO-1", L.DRAFT)
+    plan = validate.validate(repo / "plan").require()
+    assert [t.id for t in plan.tasks] == [moved.task]
+    if dialect == "tasktrack":
+        overview = (repo / "plan" / "FOO-TaskTrack.md").read_text()
+        assert overview.endswith("\n\n## 1: Tasks\n\n* [OPEN] FOO-1: Export as CSV\n")
+
+
 def test_a_new_ui_task_keeps_its_kind_and_its_approved_plan_goes_to_a_prototype(
     tmp_path: Path,
 ) -> None:
@@ -103,6 +125,22 @@ def test_a_draft_on_the_default_pipeline_is_submitted_to_ready(tmp_path: Path) -
     life = lives(tmp_path, "markdown", pipeline="default")
     moved = moves.new(life.plan, "Tidy up", "Remove the dead code.")
     assert moves.submit(moved.task, life.plan).after is L.READY
+
+
+def test_no_run_takes_a_draft_on_the_default_pipeline_until_it_is_submitted(
+    tmp_path: Path,
+) -> None:
+    files = {f"plan/{k}": str(v) for k, v in md_plan(("T-001", {})).items()}
+    repo = make_repo(tmp_path / "repo", files)
+    drafted = moves.new(repo / "plan", "Tidy up", "Remove the dead code.").task
+    work = {t: [attempt(write(f"{t}.txt", "x\n"))] for t in ("T-001", drafted)}
+    summary, record = run_plan(repo / "plan", repo, script(tmp_path, work))
+    assert summary.status == "waiting"  # the draft waits for a person, as a question would
+    assert {e.task_id for e in record.of("attempt_started")} == {"T-001"}
+    moves.submit(drafted, repo / "plan")
+    summary, record = run_plan(repo / "plan", repo, script(tmp_path, work))
+    assert summary.status == "completed"
+    assert {e.task_id for e in record.of("attempt_started")} == {drafted}
 
 
 @pytest.mark.parametrize("dialect", DIALECTS)
@@ -287,6 +325,37 @@ def test_a_prototype_is_accepted_or_commented_on(tmp_path: Path, dialect: str) -
     with life.store() as store:
         said = [r.text for r in store.remarks(plan_key(life.load()), two)]
     assert said == ["Mind the cache."]
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_a_prototype_comment_is_a_review_block_and_the_round_cap_refuses_one_more(
+    tmp_path: Path, dialect: str
+) -> None:
+    life = lives(tmp_path, dialect)
+    with (life.plan / "taskhand.toml").open("a") as settings:
+        settings.write("prototype_rounds = 2\n")
+    one = life.ids[0]
+    life.put(one, L.PROTOTYPE, waiting=True, round_done=True, request="Review round 1.")
+    moves.comment(one, "Bigger toggle.", life.plan)
+    task = life.load().task(one)
+    assert task is not None
+    prototype = Documents(life.load(), life.state).read(task, documents.PROTOTYPE)
+    assert prototype == "### Review\n\nBigger toggle."
+    if dialect == "markdown":  # in the task's own file, apart from its description
+        assert "\n## Prototype\n\n### Review\n\nBigger toggle.\n" in task_text(life, one)
+        assert "Bigger toggle" not in task.description
+    valid(life)
+    # The second round was the last the cap allows: one more is refused at the move, naming
+    # the cap, instead of a run that parks the task.
+    life.put(one, L.PROTOTYPE, waiting=True, round_done=True, request="Review round 2.")
+    message = refused(
+        life,
+        lambda: moves.comment(one, "Smaller again.", life.plan),
+        f"{one}'s prototype has had its 2 rounds, the cap (prototype_rounds = 2)",
+        f"taskhand accept {one}",
+    )
+    assert "raise prototype_rounds" in message
+    assert moves.accept(one, life.plan).after is L.READY
 
 
 # -- park and reopen --------------------------------------------------------------------------

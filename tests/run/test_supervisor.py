@@ -9,7 +9,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from taskhand.pipeline.lifecycle import plan_key
+from taskhand.run import moves
 from taskhand.run.preflight import load
 from taskhand.state.life import Lifecycle
 from taskhand.state.paths import StateDir
@@ -66,3 +69,36 @@ def test_the_supervisor_waits_for_the_approval_then_finishes(
     assert text.count("run_resumed") == 0 and "resumed" in text  # the same run went on
     assert "TaskTrack EXIT: Plan Completed" in text
     assert "T-001: judge -> done" in text
+
+
+def test_while_the_supervisor_idles_it_names_the_draft_and_a_move_says_it_goes_on(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = plan_repo(tmp_path, "markdown", kind="logic")
+    (repo / "plan" / "taskhand.toml").write_text('pipeline = "full"\n')
+    monkeypatch.setenv("TASKHAND_HOME", str(isolated_home))
+    draft = moves.new(repo / "plan", "Dark mode", "A toggle.").task
+    script = replay(tmp_path, "T-001", {})
+    command = [sys.executable, "-m", "taskhand", "run", "plan", "--watch", "--script", str(script)]
+    process = subprocess.Popen(
+        command, cwd=repo, env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True,
+    )  # fmt: skip
+    seen: list[str] = []
+    try:
+        read_until(process, "watching:", seen)
+        text = "".join(seen)
+        # What waits for a person, the draft too, each with the move that takes it on.
+        assert f"{draft} waits for a person to submit the draft\n" in text
+        assert f"  next: taskhand submit {draft} plan\n" in text
+        assert "T-001 waits for approval of the plan (or a revise)\n" in text
+        # A move made meanwhile: the idle supervisor goes on with it, no resume is asked for.
+        approved = moves.approve("T-001", repo / "plan", repo)
+        assert (approved.next, approved.taken_up_by) == (
+            "",
+            "the supervisor (taskhand run --watch)",
+        )
+        read_until(process, "T-001: judge -> done", seen)
+    finally:
+        process.kill()
+        process.communicate()

@@ -33,7 +33,7 @@ from tests.scenarios.test_hostile_agents import needs_bwrap
 ROOT = os.geteuid() == 0
 SANDBOXES = [pytest.param("bwrap", marks=needs_bwrap), "none"]
 # G: the user's .git, found through the workspace's alternates, as any agent would.
-PRELUDE = 'G=$(dirname "$(cat .git/objects/info/alternates)"); '
+PRELUDE = 'G=$(dirname "$(head -n1 .git/objects/info/alternates)"); '
 CRITERIA = "## Acceptance criteria\n- `$ true` passes\n"
 NOTES = {"write": "notes.txt", "text": "notes\n"}
 FORGED = "T-002 attempt 1: accepted: forged"

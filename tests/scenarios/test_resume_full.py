@@ -311,6 +311,9 @@ def verify_markdown_files(c: FullCampaign, asked: set[str]) -> None:
         assert task.source is not None
         text = task.source.read_text(encoding="utf-8")
         original = c.plan_files[task.source.name].rstrip("\n")
+        if task.pr is not None:  # delivered: its address in the front matter, once
+            assert task.pr.startswith("https://"), f"{where}: {task.id}:\n{text}"
+            original = original.replace("\n---\n", f"\npr: {task.pr}\n---\n", 1)
         assert text.startswith(original + "\n\n## "), f"{where}: {task.id}:\n{text}"
         headings = Counter(line for line in text.splitlines() if line.startswith("## "))
         added = Counter(
@@ -619,6 +622,9 @@ def test_sigkill_inside_delivery_opens_nothing_twice(
     for task_id, attempt in landed.items():
         assert remote.tip(attempt.branch) == attempt.candidate_sha, c.where()
         assert prs[attempt.branch]["url"] == lives[task_id].pr, c.where()
+        if dialect == "markdown":  # and in its task file, once, whatever the kills
+            written = validate(c.plan).require().task(task_id)
+            assert written is not None and written.pr == lives[task_id].pr, c.where()
     ui, logic = landed[built.ui].branch, landed[built.logic].branch
     assert prs[logic]["base"] == ui and prs[ui]["base"] == "main", f"{c.where()}: {prs}"
 

@@ -65,6 +65,8 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
                 "status": "",
                 "tokens_cache_write": 0,
                 "tokens_thinking": 0,
+                "kind": "",
+                "happened": "",
             },
             {
                 "task_id": "T-2",
@@ -83,6 +85,8 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
                 "status": "",
                 "tokens_cache_write": 200,
                 "tokens_thinking": 30,
+                "kind": "",
+                "happened": "",
             },
             {
                 "task_id": "T-3",
@@ -101,6 +105,8 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
                 "status": "",
                 "tokens_cache_write": 0,
                 "tokens_thinking": 0,
+                "kind": "",
+                "happened": "",
             },
             {
                 "task_id": "T-10",
@@ -119,6 +125,8 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
                 "status": "",
                 "tokens_cache_write": 0,
                 "tokens_thinking": 0,
+                "kind": "",
+                "happened": "",
             },
         ],
         "total": {
@@ -138,6 +146,8 @@ def test_stats_per_task_and_total(store: Store, db_path: Path) -> None:
             "status": "",
             "tokens_cache_write": 200,
             "tokens_thinking": 30,
+            "kind": "",
+            "happened": "",
         },
         "agents": [
             {

@@ -98,8 +98,8 @@ def test_each_task_shows_in_its_status_column_with_what_it_waits_for(
     repo: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     text = draw(repo)
-    # As the web board counts: T-001's approval is due; a draft waits for no move of the lifecycle.
-    assert head(text) == "Dark mode 2 tasks; 1 waits for a person"
+    # As the web board counts: T-001's approval is due, and the draft waits for its submit.
+    assert head(text) == "Dark mode 2 tasks; 2 wait for a person"
     assert placed(text) == {"T-002": "draft", "T-001": "planned"}  # in the lifecycle's order
     shown = card_of(text, "T-001")
     assert "Dark mode toggle" in shown and "logic" in shown
@@ -138,7 +138,7 @@ def test_after_a_move_the_next_frame_shows_the_task_in_its_new_column(repo: Path
     text = draw(repo)
     assert placed(text) == {"T-002": "draft", "T-001": "ready"}
     assert "waits for" not in card_of(text, "T-001")
-    assert head(text) == "Dark mode 2 tasks; 0 wait for a person"
+    assert head(text) == "Dark mode 2 tasks; 1 waits for a person"  # the draft
 
 
 def test_a_card_shows_the_working_unit_its_time_and_the_pull_request() -> None:

@@ -9,6 +9,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+from taskhand.run import launch, moves
 from taskhand.state.accounting import Stats, TaskStats
 from taskhand.state.paths import StateDir
 from taskhand.state.store import Store
@@ -16,7 +17,7 @@ from taskhand.views import stats as stats_view
 from tests.conftest import RunCli
 from tests.pipeline.test_full import SVG, plan_repo, replay
 from tests.plans import md_plan
-from tests.runs import attempt, make_repo, run_plan, script, write
+from tests.runs import Recorder, attempt, make_repo, run_plan, script, write
 
 # Each unit's seconds, in the order the run starts them: T-001's failed attempt, its second
 # attempt and that attempt's review; T-002's attempt and its review.
@@ -94,7 +95,9 @@ def test_per_task_rows_and_the_total(tmp_path: Path, run_cli: RunCli) -> None:
     assert header == [
         "task",
         "title",
+        "kind",
         "status",
+        "what happened",
         "units",
         "by role",
         "agent time",
@@ -106,14 +109,17 @@ def test_per_task_rows_and_the_total(tmp_path: Path, run_cli: RunCli) -> None:
         "PR",
     ]
     first = row_of(shown.output, "T-001")
-    assert first[:6] == ["T-001", "Task T-001", "done", "3", "implementer 2, evaluator 1", "1:35"]
-    assert first[7:] == ["2.5k", "250", "450", "$0.8750", "-"]
+    assert first[:5] == ["T-001", "Task T-001", "-", "done", "-"]
+    assert first[5:8] == ["3", "implementer 2, evaluator 1", "1:35"]
+    assert first[9:] == ["2.5k", "250", "450", "$0.8750", "-"]
     second = row_of(shown.output, "T-002")
-    assert second[:6] == ["T-002", "Task T-002", "done", "2", "implementer 1, evaluator 1", "2:05"]
-    assert second[7:] == ["52.0k", "5.2k", "1.0k", "$2.00", "-"]
+    assert second[:8] == [
+        "T-002", "Task T-002", "-", "done", "-", "2", "implementer 1, evaluator 1", "2:05"
+    ]  # fmt: skip
+    assert second[9:] == ["52.0k", "5.2k", "1.0k", "$2.00", "-"]
     total = row_of(shown.output, "TOTAL")
-    assert total[:5] == ["TOTAL", "-", "5", "implementer 3, evaluator 2", "3:40"]
-    assert total[6:] == ["54.5k", "5.4k", "1.4k", "$2.88", "-"]
+    assert total[:7] == ["TOTAL", "-", "-", "-", "5", "implementer 3, evaluator 2", "3:40"]
+    assert total[8:] == ["54.5k", "5.4k", "1.4k", "$2.88", "-"]
 
     data = json.loads(run_cli("stats", "--repo", repo, "--json").output)
     rows = {r["task_id"]: r for r in data["tasks"]}
@@ -153,7 +159,7 @@ def test_a_plans_runs_summed(tmp_path: Path, run_cli: RunCli) -> None:
     assert both["total"]["tokens_in"] == 2 * 54500
     assert both["total"]["roles"] == {"implementer": 6, "evaluator": 4}
     text = run_cli("stats", "--plan", repo / "plan").output
-    assert "(2 runs)" in text and row_of(text, "TOTAL")[2] == "10"
+    assert "(2 runs)" in text and row_of(text, "TOTAL")[4] == "10"
 
     both_ways = run_cli("stats", second.id, "--plan", repo / "plan")
     assert both_ways.exit_code == 2 and "give RUN or --plan PLAN, not both" in both_ways.output
@@ -183,7 +189,10 @@ def test_a_full_pipeline_task_reads_as_its_story(tmp_path: Path, run_cli: RunCli
     assert task["cost"] == 0.25
     text = run_cli("stats", "--repo", repo).output
     story = "writer 1, explorer 1, planner 1, designer 1, tester 1, implementer 1, qa 1, judge 1"
-    assert row_of(text, "T-001")[2:5:2] == ["done", story]
+    assert row_of(text, "T-001")[2:7] == [
+        "ui", "done", "the prototype passed on round 1, no bounce", "8", story
+    ]  # fmt: skip
+    assert (task["kind"], task["happened"]) == ("ui", "the prototype passed on round 1, no bounce")
 
 
 def test_the_table_marks_estimates_and_shows_the_pr() -> None:
@@ -202,6 +211,8 @@ def test_the_table_marks_estimates_and_shows_the_pr() -> None:
         {"writer": 1, "planner": 2, "implementer": 3, "qa": 1, "judge": 1},
         "https://example.invalid/pull/5",
         "delivered",
+        kind="ui",
+        happened="a 1-question interview, no bounce",
     )
     figures = Stats([row], row)
     table = stats_view.table("run R", figures)
@@ -209,7 +220,9 @@ def test_the_table_marks_estimates_and_shows_the_pr() -> None:
     assert [str(c[0]) for c in cells] == [
         "T-7",
         "Undo",
+        "ui",
         "delivered",
+        "a 1-question interview, no bounce",
         "9",
         "writer 1, planner 2, implementer 3, qa 1, judge 1",
         "1:02:05",
@@ -218,8 +231,10 @@ def test_the_table_marks_estimates_and_shows_the_pr() -> None:
         "999",
         "0",
         "$0.0013 (est.)",
-        "https://example.invalid/pull/5",
+        "#5",  # the number: a narrow terminal cuts no address
     ]
+    # The whole address, under the table, on a line of its own.
+    assert stats_view.addresses(figures) == ["#5 T-7: https://example.invalid/pull/5"]
     assert stats_view.clock(59.6) == "1:00" and stats_view.count(1000) == "1.0k"
 
 
@@ -254,10 +269,10 @@ def test_cache_writes_and_thinking_as_the_agents_reported_them(
 
     text = run_cli("stats", "--repo", repo).output
     header = row_of(text, "task")
-    assert header[7:12] == ["tokens in", "tokens out", "cache reads", "cache writes", "thinking"]
-    assert row_of(text, "T-001")[7:12] == ["9.1k", "840", "5.0k", "2.5k", "325"]
-    assert row_of(text, "T-002")[9:12] == ["0", "0", "0"]
-    assert row_of(text, "TOTAL")[8:11] == ["5.0k", "2.5k", "325"]
+    assert header[9:14] == ["tokens in", "tokens out", "cache reads", "cache writes", "thinking"]
+    assert row_of(text, "T-001")[9:14] == ["9.1k", "840", "5.0k", "2.5k", "325"]
+    assert row_of(text, "T-002")[11:14] == ["0", "0", "0"]
+    assert row_of(text, "TOTAL")[10:13] == ["5.0k", "2.5k", "325"]
     # And per agent, as each reported them: here the one replay agent ran every unit.
     [agent] = data["agents"]
     assert (agent["agent"], agent["model"], agent["units"]) == ("replay", None, 4)
@@ -281,3 +296,43 @@ def test_cache_writes_and_thinking_as_the_agents_reported_them(
         "2.5k",
         "325",
     ]
+
+
+def test_what_happened_tells_a_tasks_way_through_its_people_and_stages(
+    tmp_path: Path, run_cli: RunCli
+) -> None:
+    repo = plan_repo(tmp_path, "markdown")
+    plan = repo / "plan"
+    asked = {"outcome": "question", "question": "Where?", "options": ["Header", "Settings"]}
+    reject = {"verdict": "reject", "category": "acceptance_gap", "concern": "No toggle."}
+    reject["next_step"] = "Add it."
+    roles = {
+        "writer": [asked, {"resolution": "# Spec"}],
+        "planner": [{"resolution": "1. One."}, {"resolution": "1. Fewer."}],
+        "designer": [{"actions": [write("prototype.svg", SVG)], "resolution": "A header."}],
+        "qa": [reject, {"verdict": "accept"}],
+    }
+    summary, _ = run_plan(
+        plan, repo, replay(tmp_path, "T-001", roles), settings={"pipeline": "full"}
+    )
+    people = [
+        lambda: moves.answer("T-001", "Q1", "a", plan_path=plan),
+        lambda: moves.revise("T-001", "Fewer files.", plan),
+        lambda: moves.approve("T-001", plan),
+        lambda: moves.comment("T-001", "Larger.", plan),
+        lambda: moves.accept("T-001", plan),
+    ]
+    for move in people:
+        move()
+        if move is people[0]:  # parked on the way, and reopened
+            moves.park("T-001", "Not this week.", plan)
+            moves.reopen("T-001", plan)
+        summary = launch.resume(summary.run_id, Recorder(), repo)
+    assert summary.status == "completed", summary.message
+    data = json.loads(run_cli("stats", "--repo", repo, "--json").output)
+    [task] = data["tasks"]
+    assert (task["kind"], task["happened"]) == (
+        "ui",
+        "a 1-question interview, the plan sent back once, the prototype accepted on round 2, "
+        "1 bounce, parked once",
+    )

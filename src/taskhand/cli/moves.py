@@ -47,7 +47,11 @@ def _report(moved: Moved, as_json: bool) -> None:
         line += f"; its caps count afresh (the earlier attempts: taskhand ledger {moved.task})"
     click.echo(line)
     if not moved.next:
-        click.echo("next: the run under way takes it up")
+        click.echo(
+            f"next: {moved.taken_up_by} takes it up"
+            if moved.taken_up_by
+            else "next: nothing; it is finished"
+        )
     elif moved.next.startswith("taskhand resume"):
         click.echo(f"next: {moved.next} (or taskhand run {moved.plan} with your options)")
     else:

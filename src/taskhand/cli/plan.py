@@ -18,6 +18,7 @@ import click
 
 from taskhand.cli.errors import Failure
 from taskhand.cli.options import JSON, summary
+from taskhand.pipeline.standing import scheduled
 from taskhand.plan import formats, schedule, templates, validate
 from taskhand.plan.formats import markdown
 from taskhand.plan.model import Dialect, Plan
@@ -25,6 +26,7 @@ from taskhand.plan.problems import display_path
 from taskhand.plan.schedule import Statuses
 from taskhand.text import dumps, plural
 from taskhand.views import plan as views
+from taskhand.views.plan import Standings
 from taskhand.views.terminal import echo
 
 EXIT_NONE_ELIGIBLE = 3
@@ -51,13 +53,14 @@ def _emit(data: Any) -> None:
     click.echo(dumps(data, indent=2))
 
 
-def _load(path: Path, status_file: Path | None) -> tuple[Plan, Statuses]:
-    # The store is read here, for show and next; validate never opens it.
-    from taskhand.state.status import latest_statuses
+def _read(path: Path, status_file: Path | None) -> tuple[Plan, Statuses, Standings]:
+    """The plan (its own rules only: a plan that cannot run here still shows), its statuses
+    as its latest run left them with `status_file` over them, and each task's standing."""
+    from taskhand.pipeline import standing  # the store is read here; validate never opens it
 
-    # The plan's own rules only: a plan that cannot run here (preflight) still shows.
     plan = validate.validate(path).require()
-    return plan, {**latest_statuses(plan), **_overlay(status_file)}
+    statuses, standings = standing.read(plan, _overlay(status_file))
+    return plan, statuses, standings
 
 
 def _overlay(status_file: Path | None) -> Statuses:
@@ -153,10 +156,7 @@ def _summary_line(report: validate.Report) -> str:
 @_one_shot
 def show(plan: Path, task: str | None, as_json: bool, status_file: Path | None) -> None:
     """Show PLAN (phases, tasks, statuses, what is eligible), or one TASK of it."""
-    from taskhand.pipeline import standing  # each task's lifecycle, read with its statuses
-
-    loaded = validate.validate(plan).require()
-    statuses, standings = standing.read(loaded, _overlay(status_file))
+    loaded, statuses, standings = _read(plan, status_file)
     if task is None:
         if as_json:
             _emit(views.plan_json(loaded, statuses, standings))
@@ -166,7 +166,7 @@ def show(plan: Path, task: str | None, as_json: bool, status_file: Path | None) 
     found = loaded.task(task)
     if found is None:
         _no_task(loaded, task)
-    frontier = schedule.eligible(loaded, statuses)
+    frontier = schedule.eligible(loaded, scheduled(statuses, standings))
     if as_json:
         _emit(views.task_json(found, statuses, frontier, standings[found.id]))
     else:
@@ -188,8 +188,8 @@ def _no_task(plan: Plan, task: str) -> NoReturn:
 @_one_shot
 def next_command(plan: Path, all_eligible: bool, as_json: bool, status_file: Path | None) -> None:
     """Print the task a run would select next (exit 3 when none is eligible)."""
-    loaded, statuses = _load(plan, status_file)
-    data = views.next_json(loaded, statuses)
+    loaded, statuses, standings = _read(plan, status_file)
+    data = views.next_json(loaded, scheduled(statuses, standings))
     if as_json:
         _emit(data)
     else:

@@ -90,6 +90,11 @@ def stats(run_id: str | None, plan: Path | None, repo: Path | None, as_json: boo
         click.echo(_json({**head, "runs": runs_json, **figures.as_json()}))
         return
     _console().print(stats_view.table(heading, figures))
+    listed = stats_view.addresses(figures)
+    if listed:  # whole, as plain lines: a terminal wraps them, nothing cuts them
+        echo("pull requests:")
+        for line in listed:
+            echo(f"  {line}")
     agents = stats_view.agents_table(figures)
     if agents is not None:
         _console().print(agents)

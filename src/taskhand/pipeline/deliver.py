@@ -45,8 +45,14 @@ def deliver(h: Harness, work: Work) -> Ended | None:
     except (DeliveryError, git.GitError) as exc:
         return Ended(Status.FAIL, PREFIX + h.redact(str(exc)))
     resolution = f"{work.landed} (delivered: {url})"
-    h.track.move(task, Lifecycle.DELIVERED, reason=resolution, pr=url, resume="")
+    delivered(h, work.plan, task, resolution, url)
     return Ended(Status.DONE, resolution)
+
+
+def delivered(h: Harness, plan: Plan, task: Task, reason: str, url: str) -> None:
+    """The task is delivered: its record, and `pr: <url>` in a Markdown task's file."""
+    h.track.move(task, Lifecycle.DELIVERED, reason=reason, pr=url, resume="")
+    Documents(plan, h.state).record_pr(task, url)
 
 
 def deliver_task(h: Harness, task: Task, branch: str, candidate: str, story: Story) -> str:
@@ -111,7 +117,7 @@ def deliver_run(h: Harness, plan: Plan) -> Ended | None:
     except (DeliveryError, git.GitError) as exc:
         return Ended(Status.FAIL, PREFIX + h.redact(str(exc)))
     for task in done:
-        h.track.move(task, Lifecycle.DELIVERED, reason=f"delivered: {url}", pr=url)
+        delivered(h, plan, task, f"delivered: {url}", url)
     return Ended(Status.DONE, url)
 
 
@@ -175,6 +181,9 @@ def _stacked_on(h: Harness, task: Task, below: str, base: str) -> tuple[str, str
     if row is not None and row.state is DeliveryState.OPENED:
         where = row.pr_url
     else:
+        held = h.guard.added_commits(owner.task_id)
+        if held:  # a person's commit on it is theirs to publish, never the run's
+            raise DeliveryError(f"{task.id} stands on {owner.task_id}'s branch, and {held}")
         refs.create_branch_if_absent(h.repo, owner.branch, below)
         remote.push(h.repo, h.config.deliver.remote, owner.branch)  # as its own delivery does
         where = (

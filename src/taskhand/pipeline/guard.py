@@ -5,7 +5,9 @@ A change seen during agent work is a violation, and the run stops for a person t
 agents unconfined nothing else could have stopped it; under the sandbox it is a way out of the
 sandbox or a person's own change, and either way it may steer every task after it. A run
 branch that is not where the store says is always put back: the run never builds on a commit
-it did not integrate.
+it did not integrate. A task branch with commits added on top of where the run left it holds a
+person's own work (an agent works in a repository of its own): it is left as it is, and its
+task stops for that person (`added_commits`).
 """
 
 from __future__ import annotations
@@ -124,9 +126,37 @@ class Guard:
             return True
         return any(
             not self._task_branch_holds(attempts, name, sha)
+            and self._added_to(attempts, name, sha) is None
             for name, sha in now.items()
             if name != self.run.run_branch
         )
+
+    def _added_to(self, attempts: list[Attempt], branch: str, sha: str) -> str | None:
+        """The commit the run left task branch `branch` at, when `sha` is that commit with
+        commits added on top (a person's own work on the task's branch); else None."""
+        landed = [a.candidate_sha for a in attempts if a.branch == branch and a.status is PASSED]
+        if not landed or not landed[-1] or landed[-1] == sha:
+            return None
+        return landed[-1] if git.is_ancestor(self.repo, landed[-1], sha) else None
+
+    def added_commits(self, task_id: str) -> str:
+        """Why the task cannot go on as the run left it: a commit added on top of its branch,
+        which is a person's (an agent works in a repository of its own), said with how to go
+        on; "" when there is none. The branch is left as it is: the commit is not ours to drop."""
+        attempts, now = self._read()
+        for branch in sorted({a.branch for a in attempts if a.task_id == task_id}):
+            sha = now.get(branch)
+            left = self._added_to(attempts, branch, sha) if sha else None
+            if sha and left and not self._task_branch_holds(attempts, branch, sha):
+                subject = git.output(self.repo, "log", "-1", "--format=%s", sha)
+                return (
+                    f"a commit was added to its branch {branch} after the run left it "
+                    f"({sha[:12]} {subject!r}): a person's, not the run's (fix: keep it on a "
+                    f"branch of your own and give the task's back to the run: git branch "
+                    f"mine-{task_id} {sha[:12]} && git branch -f {branch} {left[:12]}; then "
+                    f"taskhand reopen {task_id})"
+                )
+        return ""
 
     def _task_branch_holds(self, attempts: list[Attempt], branch: str, sha: str) -> bool:
         """Whether task branch `branch` may hold `sha`: a candidate of it that landed, or an
@@ -153,14 +183,16 @@ class Guard:
             self._restore(branch, expected, now.get(branch))
         for name in sorted(task_branches):
             sha = now.get(name)
-            if sha is not None and not self._task_branch_holds(attempts, name, sha):
-                landed = [a for a in attempts if a.branch == name and a.status is PASSED]
-                if landed and landed[-1].candidate_sha:
-                    found.append(f"the task branch {name} was moved to {_short(sha)}; put back")
-                    self._restore(name, landed[-1].candidate_sha, sha)
-                else:  # none of its work landed: the run has no branch there
-                    found.append(f"the task branch {name} was made at {_short(sha)}; deleted")
-                    refs.delete_branch(self.repo, name, sha)
+            held = self._task_branch_holds(attempts, name, sha) if sha is not None else True
+            if held or self._added_to(attempts, name, sha or "") is not None:
+                continue  # a commit added on top is a person's: its task parks (added_commits)
+            landed = [a for a in attempts if a.branch == name and a.status is PASSED]
+            if landed and landed[-1].candidate_sha:
+                found.append(f"the task branch {name} was moved to {_short(sha)}; put back")
+                self._restore(name, landed[-1].candidate_sha, sha)
+            else:  # none of its work landed: the run has no branch there
+                found.append(f"the task branch {name} was made at {_short(sha)}; deleted")
+                refs.delete_branch(self.repo, name, str(sha))
         for line in found:
             self.emit(EventKind.VIOLATION, task_id, what=line)
         return found

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from taskhand.plan.model import Plan, Status, Task
+from taskhand.plan.model import Dialect, Plan, Status, Task
 from taskhand.state.life import Lifecycle, Question, TaskLife
 
 if TYPE_CHECKING:  # `show` reads this table without loading the store
@@ -113,6 +113,28 @@ def onward(status: Lifecycle) -> str:
 def workable(life: TaskLife) -> bool:
     """Whether the harness may work on the task: it is at a stage, and no person is due."""
     return not life.waiting and life.status in ENTRY
+
+
+def held(plan: Plan, task: Task, life: TaskLife, full: bool) -> bool:
+    """Whether a run leaves the task alone though its code says OPEN: a draft waits for a
+    person's submit on any pipeline; a full-pipeline task the harness may not work on now (a
+    question, a gate, a parked task) waits too, unless a person answered it in its file."""
+    if life.status is L.DRAFT:
+        return True
+    return full and not workable(life) and not answered_by_hand(plan, task, life)
+
+
+def answered_by_hand(plan: Plan, task: Task, life: TaskLife) -> bool:
+    """A TaskTrack task a person answered in its file, as the spec's feedback procedure says
+    (a Response below the Request, status OPEN), while its record still waits for them."""
+    last = task.exchanges[-1] if task.exchanges else None
+    return (
+        plan.dialect is Dialect.TASKTRACK
+        and life.waiting
+        and task.status is Status.OPEN
+        and last is not None
+        and last.response is not None
+    )
 
 
 def plan_key(plan: Plan) -> str:

@@ -13,7 +13,7 @@ from taskhand.pipeline.harness import Harness
 from taskhand.pipeline.work import Ended, Work
 from taskhand.plan.model import Status, Task
 from taskhand.prompts import roles as role_prompts
-from taskhand.state.documents import Documents
+from taskhand.state.documents import ARTIFACTS, Documents
 from taskhand.state.life import Lifecycle
 from taskhand.unit import Role
 
@@ -56,6 +56,10 @@ def prototype(h: Harness, work: Work) -> Ended | None:
     if ended is not None:
         return ended
     left = pictures_left(shots)
+    if not pictures(shots):  # the person still reviews the route; the file says why no picture
+        done = h.track.life(work.plan, task).rounds + 1
+        note = f"prototype round {done} left no picture: review the route in the app"
+        Documents(work.plan, h.state).log(task, note)
     if h.config.autonomy == "full":
         h.track.move(task, Lifecycle.READY, round_done=True)
         return None
@@ -65,16 +69,20 @@ def prototype(h: Harness, work: Work) -> Ended | None:
     return roles.hand_over(h, work, review_request(task, shots))
 
 
+def pictures(shots: Path) -> list[str]:
+    """The names of the pictures the last round left in the task's artifacts."""
+    return sorted(p.name for pattern in PICTURES for p in shots.glob(pattern))
+
+
 def pictures_left(shots: Path) -> str:
     """The pictures the last round left in the task's artifacts, as a person reads them."""
-    pictures = sorted(p.name for pattern in PICTURES for p in shots.glob(pattern))
-    return ", ".join(pictures) or "no picture (review the route in the app)"
+    return ", ".join(pictures(shots)) or "no picture (review the route in the app)"
 
 
 def review_request(task: Task, shots: Path) -> str:
     """What a prototype awaiting review asks of a person (its pictures are in `shots`)."""
     return (
-        f"Review the prototype ({pictures_left(shots)}, in {shots}): "
+        f"Review the prototype ({pictures_left(shots)}, in {ARTIFACTS}): "
         f"taskhand accept {task.id}, or "
         f'taskhand comment {task.id} "what to change" for another round.'
     )

@@ -137,6 +137,7 @@ def settle(h: Harness, work: Work, outcome: Outcome, stage: Lifecycle) -> Ended 
     person (the task returns to `stage` once answered), giving up parks the task, a broken
     unit tries again. None when the unit is done."""
     task, attempt = work.task, work.attempt
+    outcome = outcome.asked_rightly()  # the interview's questions are answered by letter
     if outcome.case is Case.QUESTION and outcome.question:
         question = h.track.ask(work.plan, h.state, task, outcome.question, stage)
         h.store.finish_attempt(attempt.id, AttemptStatus.QUESTION, h.redact(question.text))

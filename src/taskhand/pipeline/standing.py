@@ -48,10 +48,17 @@ class Standing:
     task: Task | None = None  # the plan's task (its kind says where an approval lands)
     cost: float = 0.0  # dollars its units spent in the plan's latest run
     unit: UnitRow | None = None  # the unit working on it now
+    held: bool = False  # a run leaves it alone though its code may say OPEN (lifecycle.held)
+    artifacts: str = ""  # the folder of what its stages left (spec, plan, pictures), once run
 
     @property
     def open_questions(self) -> list[Question]:
         return [q for q in self.questions if q.open]
+
+    @property
+    def waiting(self) -> bool:
+        """A person's move is due: the record says so, or the task is a draft to submit."""
+        return self.life.waiting or self.life.status is Lifecycle.DRAFT
 
     @property
     def moves(self) -> list[Move]:
@@ -79,7 +86,7 @@ class Standing:
         return {
             "lifecycle": str(self.life.status),
             "pipeline": self.pipeline,
-            "waiting": self.life.waiting,
+            "waiting": self.waiting,
             "waits_for": self.waits_for,
             "moves": [str(m) for m in self.moves],
             "lands": {str(m): str(at) for m, at in self.lands.items()},
@@ -98,6 +105,7 @@ class Standing:
                 for q in self.questions
             ],
             "pr": self.life.pr,
+            "artifacts": self.artifacts or None,
         }
 
 
@@ -161,8 +169,20 @@ def standings(
         found[task.id] = Standing(
             task.id, own, life, status, working, tuple(asked), task,
             cost=sum(u.cost for u in spent), unit=running[-1] if running else None,
+            held=lifecycle.held(plan, task, life, own == FULL),
         )  # fmt: skip
     return found
+
+
+def scheduled(statuses: Mapping[str, Status], found: Mapping[str, Standing]) -> dict[str, Status]:
+    """The statuses a run's screen goes by (run/lifecycle.py `screened`), for `show` and
+    `next`: a task shown OPEN that a run leaves alone (a draft, a gate) counts as waiting, a
+    finished one as done. So a script looping on `next` ends where a run would."""
+    shown = dict(statuses)
+    for task_id, where in found.items():
+        if shown.get(task_id) is Status.OPEN and where.held:
+            shown[task_id] = Status.DONE if lifecycle.finished(where.life) else Status.WAIT
+    return shown
 
 
 def plan_pipeline(plan_root: Path, run: Run | None) -> str:
@@ -226,6 +246,7 @@ def read(
         alive = lock.holder(state.lock(plan.root)) is not None
         pipeline = _pipeline(plan, run)
         found = standings(plan, statuses, known, store, alive, pipeline)
+    found = {t: replace(s, artifacts=str(state.artifacts(plan.root, t))) for t, s in found.items()}
     # A task its dialect records no status for yet shows as its lifecycle record does.
     shown = {t: known.get(t) or lifecycle.shows_as(s.life) for t, s in found.items()}
     return shown, found

@@ -93,7 +93,7 @@ class Tracker:
         """Record the unit's question, show it in the task, and wait for a person's answer;
         the task goes back to `stage` once no question is open."""
         question = self.store.ask(
-            self.plan_key, task.id, asked.text, list(asked.options[:4]), str(stage)
+            self.plan_key, task.id, asked.text, list(asked.options), str(stage)
         )
         self.wait_for_answer(plan, state, task, question, logged=False)
         return question

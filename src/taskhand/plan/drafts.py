@@ -12,6 +12,7 @@ from taskhand.plan.model import Dialect, Plan, Status, Task, counter
 from taskhand.plan.templates import slug
 
 KINDS = markdown.KINDS
+_FIRST_PHASE = "Tasks"  # the title of the phase a plan's first task opens
 _WIDTH = 3  # T-001: the width `taskhand init` starts a Markdown plan with
 
 
@@ -38,7 +39,9 @@ def draft(
     task.status = Status.OPEN
     overview = plan.overview_path
     assert overview is not None  # a TaskTrack plan that loaded has its overview
-    listed = tasktrack_edit.add_overview_entry(
-        tasktrack_edit.read_raw(overview), phase, task.id, title, Status.OPEN
-    )
+    text = tasktrack_edit.read_raw(overview)
+    if not plan.phases:  # an overview alone: the first task opens the first phase
+        newline = "\r\n" if "\r\n" in text else "\n"
+        text = f"{text.rstrip()}{newline}{newline}## {phase}: {_FIRST_PHASE}{newline}"
+    listed = tasktrack_edit.add_overview_entry(text, phase, task.id, title, Status.OPEN)
     return task, {plan.root / f"{task.id}.md": tasktrack_edit.render_task(task), overview: listed}

@@ -101,6 +101,7 @@ class Task:
     timeout_seconds: float | None = None
     max_attempts: int | None = None
     pipeline: str | None = None  # default or full, over the plan's choice
+    pr: str | None = None  # the pull request that delivered it, as delivery wrote it
     # Keys or fields this version does not know, kept in file order.
     extra: dict[str, str] = field(default_factory=dict)
     # What the lifecycle's stages wrote into a Markdown task file (spec, plan, questions), by

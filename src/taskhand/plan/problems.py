@@ -19,6 +19,9 @@ class Severity(StrEnum):
     WARNING = "warning"
 
 
+NO_TASKS = "no-tasks"  # the rule of a plan with only its overview: `new` writes its first task
+
+
 @dataclass(frozen=True)
 class Problem:
     path: Path

@@ -41,6 +41,9 @@ def attempt(
 ) -> Ended:
     """The task's next attempt, from the run branch as integrated, to its end."""
     h.guard.check_refs(task.id)  # put back, so the attempt starts from what was integrated
+    added = h.guard.added_commits(task.id)
+    if added:  # a person's commit on the task's branch: theirs to keep or move aside
+        return Ended(Status.FAIL, added)
     base = h.guard.head()[0]
     earlier = h.store.attempts(h.run.id, task.id)
     landed = _landed(h, earlier, base)

@@ -53,7 +53,7 @@ def left_for_a_person(repo: Path, run_id: str) -> list[str]:
     lines = []
     for task in plan.tasks:
         status, stands = statuses[task.id], where[task.id]
-        if stands.beyond_codes and (stands.life.waiting or status is Status.FAIL):
+        if stands.beyond_codes and (stands.waiting or status is Status.FAIL):
             if stands.moves:
                 lines.append(f"{task.id} waits for {stands.waits_for}")
                 first = next((q.number for q in stands.open_questions), 1)

@@ -8,43 +8,28 @@ from __future__ import annotations
 
 from taskhand.pipeline import lifecycle, planning, prototype
 from taskhand.pipeline.harness import Harness
-from taskhand.pipeline.lifecycle import Move
+from taskhand.pipeline.lifecycle import Move, answered_by_hand, held
 from taskhand.pipeline.track import Tracker
 from taskhand.pipeline.work import Ended
 from taskhand.plan.model import Dialect, Plan, Status, Task
 from taskhand.state import documents
 from taskhand.state.documents import Documents
 from taskhand.state.events import EventKind
-from taskhand.state.life import Lifecycle, Question, TaskLife
+from taskhand.state.life import Lifecycle, Question
 from taskhand.state.records import Attempt
 
 
 def screened(track: Tracker, plan: Plan, statuses: dict[str, Status]) -> dict[str, Status]:
-    """The statuses a screen goes by: a full-pipeline task the harness may not work on now (a
-    draft, a question, a gate, a parked task) counts as waiting, so that it is neither
-    selected nor taken for work left undone."""
+    """The statuses a screen goes by: a task the harness may not work on now (a draft, and on
+    the full pipeline a question, a gate, a parked task) counts as waiting, so that it is
+    neither selected nor taken for work left undone."""
     shown = dict(statuses)
     lives = track.lives(plan)
     for task in plan.tasks:
-        if not track.full(task) or shown.get(task.id) is not Status.OPEN:
-            continue
         life = lives[task.id]
-        if not lifecycle.workable(life) and not answered_by_hand(plan, task, life):
+        if shown.get(task.id) is Status.OPEN and held(plan, task, life, track.full(task)):
             shown[task.id] = Status.DONE if life.status in lifecycle.FINAL else Status.WAIT
     return shown
-
-
-def answered_by_hand(plan: Plan, task: Task, life: TaskLife) -> bool:
-    """A TaskTrack task a person answered in its file, as the spec's feedback procedure says
-    (a Response below the Request, status OPEN), while its record still waits for them."""
-    last = task.exchanges[-1] if task.exchanges else None
-    return (
-        plan.dialect is Dialect.TASKTRACK
-        and life.waiting
-        and task.status is Status.OPEN
-        and last is not None
-        and last.response is not None
-    )
 
 
 def adopt_hand_answers(h: Harness, plan: Plan) -> None:
@@ -81,6 +66,7 @@ def adopt_hand_answers(h: Harness, plan: Plan) -> None:
         elif life.status is Lifecycle.PROTOTYPE and agrees:
             h.track.move(task, Lifecycle.READY, reason=by)
         elif life.status is Lifecycle.PROTOTYPE:
+            docs.add_review(task, text, documents.PROTOTYPE)
             h.store.remark(key, task.id, str(Move.COMMENT), text)
             h.track.move(task, Lifecycle.PROTOTYPE, reason=by)
         elif life.status is Lifecycle.PARKED:  # a reopen, as the table sends it

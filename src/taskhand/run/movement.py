@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from taskhand.errors import UserError
-from taskhand.pipeline import lifecycle, standing
+from taskhand.pipeline import lifecycle, prototype, standing
 from taskhand.pipeline.lifecycle import Move
 from taskhand.pipeline.standing import Standing
 from taskhand.plan import formats, validate
 from taskhand.plan.model import Plan, Status, Task
-from taskhand.plan.problems import display_path
+from taskhand.plan.problems import NO_TASKS, display_path
 from taskhand.run import lookup
 from taskhand.state import documents, lock
 from taskhand.state.documents import Documents
@@ -62,10 +62,11 @@ class Moved:
     after: Lifecycle
     waiting: bool  # a person's move is due now
     status: Status  # how the dialect shows the task now
-    next: str  # the command that takes the task on; "" when a run under way does
+    next: str  # the command that takes the task on; "" when none is needed (`taken_up_by`)
     plan: str  # the plan as a command line names it
     run_id: str | None  # the plan's latest run; None: no run recorded yet
     file: str | None = None  # the task file a `new` wrote
+    taken_up_by: str = ""  # what goes on with it by itself: a run under way, a supervisor
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -102,9 +103,10 @@ class Desk:
     store: Store
     run: Run | None
     book: StatusBook
-    alive: bool  # a run holds the plan now (a supervisor, or a run working on another task)
+    alive: bool  # a run holds the plan now (a supervisor's, or one working on another task)
     pipeline: str  # the plan's; a task may choose its own
     shown: str
+    watched: bool = False  # a supervisor (run --watch, a board) keeps the plan going, idle or not
 
     @property
     def key(self) -> str:
@@ -191,6 +193,7 @@ class Desk:
                 by=str(move),
                 reason=reason or "",
             )
+        then = self.next_command(task, life)
         return Moved(
             task.id,
             move,
@@ -198,10 +201,17 @@ class Desk:
             life.status,
             life.waiting,
             status,
-            self.next_command(task, life),
+            then,
             self.shown,
             self.run.id if self.run else None,
+            taken_up_by="" if then or life.status is L.DELIVERED else self.taker(),
         )
+
+    def taker(self) -> str:
+        """What takes a workable task up by itself now: a run under way, else a supervisor."""
+        if self.alive:
+            return "the run under way"
+        return "the supervisor (taskhand run --watch)" if self.watched else ""
 
     def request_for(self, task: Task, life: TaskLife) -> str:
         """What a waiting task's Request asks of a person, by its status."""
@@ -218,8 +228,9 @@ class Desk:
                 f"or ask for changes: {command(Move.REVISE, task.id, self.shown)}."
             )
         if life.status is L.PROTOTYPE:
+            shots = prototype.pictures_left(self.documents.folder(task.id))
             return (
-                f"Review the prototype ({self.documents.folder(task.id)}): "
+                f"Review the prototype ({shots}, in {documents.ARTIFACTS}): "
                 f"{command(Move.ACCEPT, task.id, self.shown)}, or "
                 f"{command(Move.COMMENT, task.id, self.shown)} for another round."
             )
@@ -236,10 +247,8 @@ class Desk:
             found = lifecycle.moves(life, False, len(asked))
             first = asked[0] if asked else 1
             return command(found[0], task.id, self.shown, first) if found else ""
-        if lifecycle.finished(life):
-            return ""
-        if self.alive:
-            return ""  # the run under way takes it up
+        if lifecycle.finished(life) or self.taker():
+            return ""  # finished, or taken up by what keeps the plan going
         if self.run is not None and self.run.status is not RunStatus.COMPLETED:
             return f"taskhand resume {self.run.id}"
         return f"taskhand run {self.shown}"
@@ -268,7 +277,7 @@ def desk(
     if not folder.is_dir():
         validate.validate(path).require()  # says what is wrong with the path
     with lock.files(folder):
-        plan = validate.validate(path).require()
+        plan = _plan(path, move)
         state = StateDir.for_repo(git.repo_for(plan.root, repo))
         where = state.database if durable or state.database.exists() else Path(":memory:")
         with Store.open(where) as store:
@@ -282,7 +291,17 @@ def desk(
                 lock.holder(state.lock(plan.root)) is not None,
                 standing.plan_pipeline(plan.root, run),
                 shown_plan(plan.root),
+                lock.holder(state.watch_lock(plan.root)) is not None,
             )
+
+
+def _plan(path: Path, move: Move) -> Plan:
+    """The plan the move works on; for `new`, also one that has only its overview yet."""
+    report = validate.validate(path)
+    empty = report.errors and all(p.rule == NO_TASKS for p in report.errors)
+    if move is Move.NEW and report.plan is not None and empty:
+        return report.plan
+    return report.require()
 
 
 def _latest_plan(move: Move, repo: Path | None) -> Path:

@@ -19,9 +19,10 @@ from taskhand.plan.problems import Problem, display_path, relative_path
 from taskhand.plan.validate import Report
 from taskhand.run import feedback
 from taskhand.run.addition import add_files
-from taskhand.run.movement import ANSWER, Desk, Moved, MoveError, desk
+from taskhand.run.movement import ANSWER, Desk, Moved, MoveError, command, desk
 from taskhand.state import documents
 from taskhand.state.life import Lifecycle, Question
+from taskhand.state.records import RunStatus
 from taskhand.state.status import StatusBook
 from taskhand.text import printable
 
@@ -170,14 +171,37 @@ def comment(
                 f"the comment is empty (fix: write it: taskhand comment {task_id} "
                 f"{ANSWER} {d.shown})"
             )
-        d.store.remark(d.key, task.id, str(Move.COMMENT), text.strip())
         life = where.life
-        if life.status is L.PROTOTYPE and life.waiting:
+        another_round = life.status is L.PROTOTYPE and life.waiting
+        if another_round:
+            _within_rounds(d, task, life.rounds)
+        d.store.remark(d.key, task.id, str(Move.COMMENT), text.strip())
+        if another_round:
+            d.documents.add_review(task, text.strip(), documents.PROTOTYPE)
             said = f"Another round: {text.strip()}"
             return d.land(task, where, Move.COMMENT, L.PROTOTYPE, reason="comment", response=said)
         return d.land(
             task, where, Move.COMMENT, life.status, waiting=life.waiting, reason=life.reason
         )
+
+
+def _within_rounds(d: Desk, task: Task, rounds: int) -> None:
+    """Refuse another prototype round past the cap the task's next run goes by (the latest
+    run's, which `resume` keeps; else the plan's taskhand.toml): that run would park it."""
+    from taskhand.config import Caps, RunConfig, read_file
+
+    if d.run is not None and d.run.status is not RunStatus.COMPLETED:
+        cap = RunConfig.from_json(d.run.config).caps.prototype_rounds
+    else:
+        cap = read_file(d.plan.root).get("prototype_rounds") or Caps().prototype_rounds
+    if rounds < cap:
+        return
+    raise MoveError(
+        f"{task.id}'s prototype has had its {cap} rounds, the cap (prototype_rounds = {cap}): "
+        f"another would park it (fix: accept it: {command(Move.ACCEPT, task.id, d.shown)}; or "
+        "raise prototype_rounds in the plan's taskhand.toml, or taskhand run --prototype-rounds"
+        " N, and comment again)"
+    )
 
 
 def accept(task_id: str, plan_path: Path | None = None, repo: Path | None = None) -> Moved:

@@ -48,6 +48,8 @@ class TaskStats:
     status: str = ""  # where the task stands now, as `show` and the board say
     tokens_cache_write: int = 0  # prompt-cache writes, among tokens_in
     tokens_thinking: int = 0  # thinking (reasoning) tokens, among tokens_out
+    kind: str = ""  # the task's kind (ui, logic, vague), as its file says
+    happened: str = ""  # what happened on its way, in a line (views/happened.py)
 
 
 @dataclass(frozen=True)

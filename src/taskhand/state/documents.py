@@ -22,7 +22,10 @@ from taskhand.state.paths import StateDir
 REVIEW = "### Review"
 _REVIEW_LINE = re.compile(r"^###\s+Review\s*$", re.MULTILINE)
 _REVIEW_MARK = re.compile(r"###\s+Review\s*$")  # what a review's text escapes (prose.py)
-SPEC, PLAN, QUESTIONS = "spec", "plan", "questions"
+# Where a person finds a task's artifacts, as its files say it: never this machine's path
+# (a TaskTrack file is committed and read elsewhere), but the command that names the folder.
+ARTIFACTS = "the task's artifacts (taskhand show PLAN TASK names the folder)"
+SPEC, PLAN, QUESTIONS, PROTOTYPE, LOG = "spec", "plan", "questions", "prototype", "log"
 
 
 class Documents:
@@ -59,7 +62,7 @@ class Documents:
         """Where a person reads the document: the task file's section, or the artifact."""
         if self.in_file and task.source is not None:
             return f"the ## {name.capitalize()} section of {task.source.name}"
-        return str(self.folder(task.id) / f"{name}.md")
+        return f"{name}.md in {ARTIFACTS}"
 
     # The plan and its reviews
 
@@ -72,11 +75,28 @@ class Documents:
             own = _REVIEW_LINE.split(prose.normal(body))[0].strip()
             self.write(task, PLAN, "\n\n".join([own, *(_review_block(r) for r in kept)]))
 
-    def add_review(self, task: Task, text: str) -> None:
-        """A person's request for changes, as a new `### Review` block at the end of the plan."""
+    def add_review(self, task: Task, text: str, name: str = PLAN) -> None:
+        """A person's request for changes, as a new `### Review` block at the end of the
+        document `name`: the plan, or the prototype's section for another designer round."""
         with lock.files(self.plan.root):
-            current = self.read(task, PLAN).rstrip()
-            self.write(task, PLAN, f"{current}\n\n{_review_block(text)}")
+            current = self.read(task, name).rstrip()
+            self.write(task, name, f"{current}\n\n{_review_block(text)}".strip())
+
+    def log(self, task: Task, note: str) -> None:
+        """A line in the task's `## Log`: what a person should know that no status says."""
+        with lock.files(self.plan.root):
+            current = self.read(task, LOG).rstrip()
+            self.write(task, LOG, f"{current}\n- {prose.one_line(note)}".strip())
+
+    def record_pr(self, task: Task, url: str) -> None:
+        """The pull request that delivered a Markdown task, as `pr: <url>` in its front
+        matter (a TaskTrack task has it in its Resolution)."""
+        if not self.in_file or task.source is None:
+            return
+        with lock.files(self.plan.root):
+            text = tasktrack_edit.read_raw(task.source)
+            write_atomic(task.source, sections.set_front(text, "pr", url))
+        task.pr = url
 
     # The interview
 

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from taskhand.pipeline.standing import scheduled
 from taskhand.plan import schedule
 from taskhand.plan.model import Plan, Status, Task
 from taskhand.plan.problems import relative_path
@@ -71,8 +72,9 @@ def task_json(
 def plan_json(plan: Plan, statuses: Statuses, standings: Standings | None = None) -> dict[str, Any]:
     whole = schedule.shape(plan, statuses)
     ahead = schedule.shape(plan, statuses, remaining=True)
-    frontier = schedule.eligible(plan, statuses)
     lives = standings or {}
+    due = scheduled(statuses, lives)  # what a run would take: no draft, no gate
+    frontier = schedule.eligible(plan, due)
     return {
         "dialect": str(plan.dialect),
         "path": relative_path(plan.root),
@@ -85,7 +87,7 @@ def plan_json(plan: Plan, statuses: Statuses, standings: Standings | None = None
             {"number": p.number, "title": p.title, "tasks": p.task_ids} for p in plan.phases
         ],
         "tasks": [task_json(t, statuses, frontier, lives.get(t.id)) for t in plan.tasks],
-        **next_json(plan, statuses),
+        **next_json(plan, due),
         "critical_path": whole.critical_path,
         "width": whole.width,
         "remaining": {"critical_path": ahead.critical_path, "width": ahead.width},
@@ -102,7 +104,7 @@ _MARKS = {
 
 
 def plan_text(plan: Plan, statuses: Statuses, standings: Standings | None = None) -> str:
-    data = plan_json(plan, statuses)
+    data = plan_json(plan, statuses, standings)
     by_id = plan.by_id()
     head = f"{plan.code} - {plan.title}" if plan.code else plan.title
     lines = [f"{head}  ({plan.dialect}, {plural(len(plan.tasks), 'task')})"]
@@ -198,6 +200,8 @@ def _lifecycle_lines(standing: Standing) -> list[str]:
         lines.append(f"Moves: {', '.join(str(m) for m in standing.moves)}")
     if life.pr:
         lines.append(f"Pull request: {life.pr}")
+    if standing.artifacts:
+        lines.append(f"Artifacts: {standing.artifacts}")
     for q in standing.questions:
         state = "open" if q.open else f"answered: {q.choice or ''} {q.note or ''}".rstrip()
         lines.append(f"Q{q.number} ({state}): {q.text}")

@@ -6,7 +6,9 @@ run or summed over every run of a plan. The columns are declared once here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -17,10 +19,11 @@ from taskhand.plan import formats
 from taskhand.state import accounting
 from taskhand.state.accounting import AgentStats, Stats, TaskStats
 from taskhand.state.deliveries import RUN
-from taskhand.state.records import DeliveryState, Run
+from taskhand.state.records import DeliveryState, Run, UnitRow
 from taskhand.state.store import Store
 from taskhand.text import shorten
 from taskhand.unit import Usage
+from taskhand.views import happened
 from taskhand.views.terminal import rich_text
 
 TITLE_CHARS = 48
@@ -50,23 +53,47 @@ def figures(store: Store, runs: list[Run]) -> Stats:
             pr = None if task_id in prs else pr_of(store, run.id, task_id)
             if pr:
                 prs[task_id] = pr
-    titles, statuses = _titles({(r.plan_path, r.repo) for r in runs})
-    return accounting.stats(list(task_ids), units, titles, prs, statuses)
+    titles, statuses, kinds = _titles({(r.plan_path, r.repo) for r in runs})
+    shown = accounting.stats(list(task_ids), units, titles, prs, statuses)
+    moves = happened.moves_of(store, [r.id for r in runs])
+    keys = {t: str(Path(r.plan_path).resolve()) for r in runs for t in store.task_states(r.id)}
+    by_task: dict[str, list[UnitRow]] = {}
+    for unit in units:
+        by_task.setdefault(unit.task_id, []).append(unit)
+    told = [
+        replace(
+            row,
+            kind=kinds.get(row.task_id, ""),
+            happened=happened.story(
+                store,
+                keys.get(row.task_id, ""),
+                row.task_id,
+                moves.get(row.task_id, []),
+                by_task.get(row.task_id, []),
+            ),
+        )
+        for row in shown.tasks
+    ]
+    return replace(shown, tasks=told)
 
 
-def _titles(plans: set[tuple[str, str]]) -> tuple[dict[str, str], dict[str, str]]:
-    """The tasks' titles from the plans' files, and where each stands now (the reader of
-    `show` and the board); none from a plan moved or unreadable."""
+def _titles(
+    plans: set[tuple[str, str]],
+) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+    """The tasks' titles and kinds from the plans' files, and where each stands now (the
+    reader of `show` and the board); none from a plan moved or unreadable."""
     titles: dict[str, str] = {}
     statuses: dict[str, str] = {}
+    kinds: dict[str, str] = {}
     for path, repo in sorted(plans):
         plan, _ = formats.load(Path(path))
         if plan is None:
             continue
         titles.update({t.id: t.title for t in plan.tasks})
+        kinds.update({t.id: t.kind for t in plan.tasks if t.kind})
         _, found = standing.read(plan, repo=Path(repo))
         statuses.update({t: str(s.life.status) for t, s in found.items()})
-    return titles, statuses
+    return titles, statuses, kinds
 
 
 def clock(seconds: float) -> str:
@@ -98,7 +125,9 @@ def by_role(row: TaskStats) -> str:
 COLUMNS: list[tuple[str, Callable[[TaskStats], object]]] = [
     ("task", lambda row: row.task_id),
     ("title", lambda row: shorten(row.title, TITLE_CHARS)),
+    ("kind", lambda row: row.kind or "-"),
     ("status", lambda row: row.status or "-"),
+    ("what happened", lambda row: row.happened or "-"),
     ("units", lambda row: row.units),
     ("by role", by_role),
     ("agent time", lambda row: clock(row.seconds)),
@@ -109,7 +138,7 @@ COLUMNS: list[tuple[str, Callable[[TaskStats], object]]] = [
     ("cache writes", lambda row: count(row.tokens_cache_write)),
     ("thinking", lambda row: count(row.tokens_thinking)),
     ("API-equivalent", dollars),
-    ("PR", lambda row: row.pr or "-"),
+    ("PR", lambda row: handle(row.pr) if row.pr else "-"),
 ]
 Cell = TypeVar("Cell")  # how a column draws its row
 # Shown only when some unit reported them: most agents report neither.
@@ -131,6 +160,23 @@ AGENT_COLUMNS: list[tuple[str, Callable[[AgentStats], object]]] = [
     ("thinking", lambda row: count(row.usage.tokens_thinking)),
     ("API-equivalent", lambda row: dollars(row.usage)),
 ]
+
+
+def handle(url: str) -> str:
+    """A pull request in a table cell: its number (#12), which no narrow terminal cuts; the
+    whole address is listed under the table (`addresses`)."""
+    number = re.search(r"/(\d+)/?$", url)
+    return f"#{number.group(1)}" if number else "below"
+
+
+def addresses(shown_figures: Stats) -> list[str]:
+    """Each pull request's whole address, after the tasks it delivered: lines printed as they
+    are, never cut to a terminal's width."""
+    tasks: dict[str, list[str]] = {}
+    for row in shown_figures.tasks:
+        if row.pr:
+            tasks.setdefault(row.pr, []).append(row.task_id)
+    return [f"{handle(url)} {', '.join(ids)}: {url}" for url, ids in tasks.items()]
 
 
 def agents_table(shown_figures: Stats) -> Table | None:

@@ -201,7 +201,7 @@ class _Session:
         role = self.unit.role
         found = parse_outcome("".join(self.client.said), role)
         if isinstance(found, str):
-            stop = await self.prompt(conn, nudge(role))
+            stop = await self.prompt(conn, nudge(role, found))
             if stop != "end_turn":
                 block = "verdict" if role.judges else "outcome"
                 return f"{self.name} stopped with {stop} when asked for the {block} block"

@@ -17,7 +17,7 @@ from taskhand.agents import prices as price_list
 from taskhand.agents.base import AgentError
 from taskhand.agents.cli import agent_home, config_guard, mcp, outcome_tool
 from taskhand.agents.cli.calls import READERS, Calls, Stream
-from taskhand.agents.cli.outcome import Found, outcome, parse_outcome, read_block
+from taskhand.agents.cli.outcome import REJECTED, Found, outcome, parse_outcome, read_block
 from taskhand.agents.cli.output import Report
 from taskhand.agents.cli.presets import COMMAND_ENV, NAMES, PRESETS, Context, split_template
 from taskhand.host import view
@@ -28,10 +28,12 @@ from taskhand.host.secrets import Redactor
 from taskhand.text import shorten
 from taskhand.unit import CATEGORIES, Case, Outcome, Role, Unit
 
+_BLOCKS = (
+    'as fenced JSON: {"case": "done", "resolution": "..."}, or {"case": "question", "question": '
+    '"...", "options": ["...", "..."]} (2 to 4 options), or {"case": "failed", "failure": "..."}.'
+)
 NUDGE = (
-    "Your last message did not end with the outcome block. Reply with only that block, as "
-    'fenced JSON: {"case": "done", "resolution": "..."}, or {"case": "question", "question": '
-    '"...", "options": ["...", "..."]}, or {"case": "failed", "failure": "..."}.'
+    f"Your last message did not end with the outcome block. Reply with only that block, {_BLOCKS}"
 )
 # The example is not itself a valid verdict, so an agent that echoes it is not taken to accept.
 VERDICT_NUDGE = (
@@ -154,7 +156,7 @@ class CliAgent:
                     f"configuration: {', '.join(moved[:5])}"
                 )
                 return self._end(Case.ERROR, report, transcript, context, failure=failure)
-            first, asked = report, nudge(unit.role)
+            first, asked = report, nudge(unit.role, found)
             if context.outcome:
                 asked = outcome_tool.nudge(unit.role, asked)
             report, calls, failure = self._attempt(context, asked, first, deadline, transcript)
@@ -187,7 +189,9 @@ class CliAgent:
             context.unit.record(transcript, {"role": "note", "content": note})
             return read_block(calls.block, role)
         written = parse_outcome(report.text, role)
-        return written if isinstance(written, Found) else f"{calls.missing()}, and {written}"
+        if isinstance(written, Found) or written.startswith(REJECTED):
+            return written  # a block not accepted: the nudge says why
+        return f"{calls.missing()}, and {written}"
 
     def _attempt(
         self,
@@ -271,9 +275,15 @@ class CliAgent:
         return outcome(case, found, failure, usage, transcript, self.redact)
 
 
-def nudge(role: Role) -> str:
-    """What a unit is asked once when its final message lacks the block its role ends with."""
-    return VERDICT_NUDGE if role.judges else NUDGE
+def nudge(role: Role, why: str = "") -> str:
+    """What a unit is asked once when its final message lacks the block its role ends with,
+    or ends with one that is not accepted (`why`, from `read_block`): what to fix."""
+    if role.judges:
+        return VERDICT_NUDGE
+    if why.startswith(REJECTED):
+        wrong = why.removeprefix(REJECTED)
+        return f"Your outcome block was not accepted: {wrong}. Reply with it corrected, {_BLOCKS}"
+    return NUDGE
 
 
 def _shown(call: Call, prompt: str) -> list[str]:

@@ -26,6 +26,7 @@ class Found:
 
 
 TAIL_SEARCHED = 20_000  # characters from the end searched for a bare {...} outcome
+REJECTED = "the agent's outcome block was not accepted: "  # what the unit's nudge corrects
 
 
 def parse_outcome(text: str, role: Role = Role.IMPLEMENTER) -> Found | str:
@@ -54,9 +55,10 @@ def read_block(block: dict[str, Any], role: Role) -> Found | str:
         options = block.get("options")
         listed = [str(o) for o in options] if isinstance(options, list) else []
         question = _text(block.get("question"))
-        if question:
-            return Found(Case.QUESTION, question=Question(question, listed))
-        return "the agent's outcome block asks a question but gives no question text"
+        if not question:
+            return "the agent's outcome block asks a question but gives no question text"
+        asked = Question(question, listed)
+        return REJECTED + asked.problem if asked.problem else Found(Case.QUESTION, question=asked)
     return f"the agent's outcome block has case {case!r} (expected done, question or failed)"
 
 

@@ -19,7 +19,7 @@ from taskhand.plan.formats import prose
 from taskhand.plan.formats.criteria import CriterionError, parse_criterion, parse_duration
 from taskhand.plan.formats.files import Listing, read_text
 from taskhand.plan.model import Criterion, Dialect, Plan, Status, Task, id_key, phases_from_tasks
-from taskhand.plan.problems import Collector, Problem
+from taskhand.plan.problems import NO_TASKS, Collector, Problem
 
 OVERVIEW = "overview.md"
 TASK_GLOB = "T-*.md"
@@ -34,6 +34,7 @@ EXTENSION_KEYS = (
     "timeout",
     "max_attempts",
     "pipeline",
+    "pr",
 )
 PIPELINES = ("default", "full")
 KNOWN_KEYS = ("id", "title", *EXTENSION_KEYS)
@@ -42,7 +43,7 @@ ID_RE = re.compile(r"^T-\d+$")  # Tilth's own pattern, \d and all
 _HEADING_RE = re.compile(r"^##\s+(.*\S)\s*$")
 _AC_HEADING = "acceptance criteria"
 # The sections the harness writes as a task goes through the full lifecycle.
-DOCUMENTS = ("spec", "plan", "questions")
+DOCUMENTS = ("spec", "plan", "questions", "prototype", "log")
 # What `taskhand convert` carries over from a TaskTrack task that this dialect has no field for
 # (its status, requests and outcome): a section of its own, kept apart from the description.
 RECORD = "TaskTrack record"
@@ -71,7 +72,10 @@ def load(listing: Listing, problems: list[Problem]) -> Plan:
     task_names = [n for n in listing.names if fnmatch.fnmatchcase(n, TASK_GLOB)]
     if not task_names:
         Collector(problems, root).error(
-            None, "no task files (T-*.md) in the plan folder", "add T-001-<slug>.md"
+            None,
+            "no task files (T-*.md) in the plan folder",
+            "add T-001-<slug>.md, or let taskhand new write it",
+            NO_TASKS,
         )
     tasks = [t for t in (load_task(root / n, root, problems) for n in task_names) if t]
     tasks.sort(key=lambda t: id_key(t.id))
@@ -245,6 +249,10 @@ def _apply_key(task: Task, key: str, value: str) -> None:
         if value not in PIPELINES:
             raise ValueError(f"{value!r} is not one of {', '.join(PIPELINES)}")
         task.pipeline = value
+    elif key == "pr":
+        if not value.startswith(("https://", "http://")):
+            raise ValueError(f"{value!r} is not the address of a pull request")
+        task.pr = value
     else:
         raise KeyError(key)
 
@@ -299,7 +307,7 @@ def render_task(task: Task) -> str:
         head.append(f"depends: {', '.join(task.dependencies)}")
     if task.paths:
         head.append(f"paths: {', '.join(task.paths)}")
-    for key in ("kind", "agent", "model"):
+    for key in ("kind", "agent", "model", "pr"):
         if getattr(task, key):
             head.append(f"{key}: {getattr(task, key)}")
     if task.timeout_seconds is not None:

@@ -42,3 +42,20 @@ def set_section(text: str, heading: str, body: str) -> str:
         return f"{joined}\n\n{block}"
     after = lines[end:] if end is not None else []
     return "".join(lines[:start]) + block + ("\n" + "".join(after) if after else "")
+
+
+def set_front(text: str, key: str, value: str) -> str:
+    """`text` with `key: value` in its front matter: the key's line replaced when it has one,
+    else added before the block's closing `---`; every other byte as it was."""
+    lines = text.splitlines(keepends=True)
+    marks = [i for i, line in enumerate(lines) if line.strip() == "---"][:2]
+    if len(marks) < 2:
+        raise ValueError("the task file has no front matter")
+    start, end = marks
+    newline = "\r\n" if lines[start].endswith("\r\n") else "\n"
+    entry = f"{key}: {prose.one_line(value)}{newline}"
+    for index in range(start + 1, end):
+        if lines[index].partition(":")[0].strip().lower() == key:
+            lines[index] = entry
+            return "".join(lines)
+    return "".join([*lines[:end], entry, *lines[end:]])

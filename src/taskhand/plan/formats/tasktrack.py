@@ -20,7 +20,7 @@ from taskhand.plan.formats.tasktrack_task import (
     parse_task_text,
 )
 from taskhand.plan.model import Dialect, Phase, Plan, Status, Task, counter, id_key
-from taskhand.plan.problems import Collector, Problem
+from taskhand.plan.problems import NO_TASKS, Collector, Problem
 
 OVERVIEW_SUFFIX = "-TaskTrack.md"
 SPEC_RE = re.compile(r"^TaskTrack-.+\.md$")
@@ -179,7 +179,12 @@ def _parse_phases(
             )
         phase.task_ids.append(task_id)
     if not plan.phases:
-        out.error(None, "the plan has no phases", "add '## 1: <phase title>' and task entries")
+        out.error(
+            None,
+            "the plan has no phases",
+            "add '## 1: <phase title>' and task entries, or let taskhand new write the first",
+            NO_TASKS,
+        )
     for p in plan.phases:
         if not p.task_ids:
             out.warn(None, f"phase {p.number} ({p.title}) has no tasks", "add tasks or remove it")

@@ -24,7 +24,6 @@ _MAPPED |= {"subtasks", "acceptanceCriteria", "relevantFiles", "parentTaskId", "
 _ID = re.compile(r"^[0-9]{1,9}$")
 _SUB_ID = re.compile(r"^([0-9]{1,9})\.([0-9]{1,9})$")
 _WRITES = ("create", "modify")
-_FINISHED = ("done", "completed", "cancelled")
 
 
 class TaskmasterStatus(StrEnum):
@@ -38,6 +37,9 @@ class TaskmasterStatus(StrEnum):
     DEFERRED = "deferred"
     CANCELLED = "cancelled"
     BLOCKED = "blocked"
+
+
+_FINISHED = (TaskmasterStatus.DONE, TaskmasterStatus.COMPLETED, TaskmasterStatus.CANCELLED)
 
 
 def read(data: Any, source: Path, tag: str | None = None) -> Draft:
