@@ -26,7 +26,7 @@ from tests.delivery.remotes import Remote, with_remote
 from tests.pipeline import test_full as full
 from tests.pipeline.test_deliver import branches, creates
 from tests.plans import md_task
-from tests.run.test_supervisor import WAIT_SECONDS, read_until
+from tests.run.test_supervisor import WAIT_SECONDS, read_until, supervise
 from tests.runs import Recorder, git, make_repo, run_plan, write
 
 GH_502 = "gh pr create failed: HTTP 502: Bad Gateway (https://api.github.example/graphql)"
@@ -146,10 +146,7 @@ def test_the_supervisor_retries_a_delivery_once_it_is_reopened(
     )
     script = full.replay(tmp_path, "T-001", ROLES)
     env = {**os.environ, "TASKHAND_HOME": str(isolated_home), "FAKE_GH_FAIL_ONCE": "pr create"}
-    command = [sys.executable, "-m", "taskhand", "run", "plan", "--watch", "--script", str(script)]
-    process = subprocess.Popen(
-        command, cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
+    process = supervise(repo, script, env)
     seen: list[str] = []
     try:
         read_until(process, "watching:", seen)

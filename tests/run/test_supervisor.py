@@ -35,17 +35,21 @@ def read_until(process: subprocess.Popen[str], marker: str, seen: list[str]) -> 
     raise AssertionError(f"no {marker!r} in:\n{''.join(seen)}")
 
 
+def supervise(repo: Path, script: Path, env: dict[str, str]) -> subprocess.Popen[str]:
+    """`taskhand run plan --watch` in `repo` as a person starts it, its output one stream."""
+    command = [sys.executable, "-m", "taskhand", "run", "plan", "--watch", "--script", str(script)]
+    return subprocess.Popen(
+        command, cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+
+
 def test_the_supervisor_waits_for_the_approval_then_finishes(
     tmp_path: Path, isolated_home: Path
 ) -> None:
     repo = plan_repo(tmp_path, "markdown", kind="logic")
     (repo / "plan" / "taskhand.toml").write_text('pipeline = "full"\n')
     script = replay(tmp_path, "T-001", {})
-    env = {**os.environ, "TASKHAND_HOME": str(isolated_home)}
-    command = [sys.executable, "-m", "taskhand", "run", "plan", "--watch", "--script", str(script)]
-    process = subprocess.Popen(
-        command, cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
+    process = supervise(repo, script, {**os.environ, "TASKHAND_HOME": str(isolated_home)})
     seen: list[str] = []
     try:
         read_until(process, "watching:", seen)
@@ -79,11 +83,7 @@ def test_while_the_supervisor_idles_it_names_the_draft_and_a_move_says_it_goes_o
     monkeypatch.setenv("TASKHAND_HOME", str(isolated_home))
     draft = moves.new(repo / "plan", "Dark mode", "A toggle.").task
     script = replay(tmp_path, "T-001", {})
-    command = [sys.executable, "-m", "taskhand", "run", "plan", "--watch", "--script", str(script)]
-    process = subprocess.Popen(
-        command, cwd=repo, env=dict(os.environ), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-        text=True,
-    )  # fmt: skip
+    process = supervise(repo, script, dict(os.environ))
     seen: list[str] = []
     try:
         read_until(process, "watching:", seen)

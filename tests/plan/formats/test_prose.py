@@ -145,12 +145,7 @@ def test_a_plan_and_its_reviews_read_back_as_written(plan: str, one: str, two: s
     task = Task("T-001", "Say hello", "Say it.", list(CRITERIA))
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        for name, text in render_files(task_plan(Dialect.MARKDOWN, task)).items():
-            (root / name).write_text(text, encoding="utf-8")
-        loaded, _ = formats.load(root)
-        assert loaded is not None
-        docs = Documents(loaded, StateDir(root / "state"))
-        [written] = loaded.tasks
+        docs, written = written_task(root, task)
         docs.write_plan(written, plan)
         docs.add_review(written, one)
         docs.add_review(written, two)
@@ -204,12 +199,7 @@ def test_a_section_written_after_a_code_block_is_found_again() -> None:
     task = Task("T-001", "Say hello", "Run:\n```sh\n## Spec\n~~~\n```\nDone.", list(CRITERIA))
     with tempfile.TemporaryDirectory() as folder:
         root = Path(folder)
-        for name, text in render_files(task_plan(Dialect.MARKDOWN, task)).items():
-            (root / name).write_text(text, encoding="utf-8")
-        loaded, _ = formats.load(root)
-        assert loaded is not None
-        docs = Documents(loaded, StateDir(root / "state"))
-        [written] = loaded.tasks
+        docs, written = written_task(root, task)
         docs.write_plan(written, "first")
         docs.write_plan(written, "second")
         reloaded, _ = formats.load(root)
@@ -217,3 +207,13 @@ def test_a_section_written_after_a_code_block_is_found_again() -> None:
         [back] = reloaded.tasks
         assert docs.read(back, "plan") == "second"
         assert back.description == task.description
+
+
+def written_task(root: Path, task: Task) -> tuple[Documents, Task]:
+    """`task` alone in a Markdown plan written at `root`, as read back, and its documents."""
+    for name, text in render_files(task_plan(Dialect.MARKDOWN, task)).items():
+        (root / name).write_text(text, encoding="utf-8")
+    loaded, _ = formats.load(root)
+    assert loaded is not None
+    [written] = loaded.tasks
+    return Documents(loaded, StateDir(root / "state")), written
