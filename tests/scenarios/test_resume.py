@@ -50,8 +50,9 @@ KILLED = -signal.SIGKILL
 # How many events a resumed process may emit fewer than the reference run from the same
 # point: an attempt it does not redo. A rejected one is the longest: attempt_started, the
 # worker's unit_started and unit_finished, 3 gates, the reviewer's two, verdict and
-# attempt_rejected are 10 events.
-MARGIN = 11
+# attempt_rejected are 10 events; a task's lifecycle moves (task_moved) and its disposal add
+# a few more around them.
+MARGIN = 16
 MAX_ROUNDS = 60
 
 
