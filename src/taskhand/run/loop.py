@@ -37,6 +37,7 @@ from taskhand.state.paths import StateDir
 from taskhand.state.records import AttemptStatus, Run, RunStatus
 from taskhand.state.status import StatusBook
 from taskhand.state.store import Store
+from taskhand.text import plural
 from taskhand.unit import Sandbox
 from taskhand.workspace import git, refs, review_copy, worktrees
 
@@ -286,7 +287,7 @@ class Runner:
         if final:
             return final[-1].reason or f"the last attempt ended as {final[-1].status}"
         if len(failed) >= (task.max_attempts or self.h.caps.max_attempts):
-            counted = f"{len(failed)} attempt{'s' if len(failed) != 1 else ''} failed"
+            counted = f"{plural(len(failed), 'attempt')} failed"
             return f"{counted}; the last: {failed[-1].reason}"
         if len(rejected) >= self.h.caps.bounces:
             return (

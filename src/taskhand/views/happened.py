@@ -13,6 +13,7 @@ from taskhand.state.events import Event, EventKind
 from taskhand.state.life import Lifecycle
 from taskhand.state.records import UnitRow
 from taskhand.state.store import Store
+from taskhand.text import plural
 from taskhand.unit import Role
 
 L = Lifecycle
@@ -21,10 +22,6 @@ _BOUNCED_FROM = (L.QA, L.JUDGE)  # a rejection sends the task from these back to
 
 def times(n: int) -> str:
     return {1: "once", 2: "twice"}.get(n, f"{n} times")
-
-
-def plural(n: int, word: str) -> str:
-    return f"{n} {word}" + ("" if n == 1 else "s")
 
 
 def story(
