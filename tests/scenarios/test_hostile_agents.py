@@ -168,7 +168,7 @@ ATTACKS: dict[str, tuple[list[str], list[str]]] = {
         [],
     ),
     "a file in /tmp and in $HOME for later": (
-        ['echo x > /tmp/taskhand-hostile-marker; echo "touch {M}/bashrc" >> "$HOME/.bashrc"'],
+        ['echo x > {T}; echo "touch {M}/bashrc" >> "$HOME/.bashrc"'],
         [],
     ),
     "a poisoned workspace .git for the harness's own git": (
@@ -291,7 +291,7 @@ def attack(
     (home / ".ssh").mkdir(parents=True)
     (home / ".ssh" / "id_ed25519").write_text(KEY)
     worker, reviewer = ATTACKS[name]
-    fill = {"{M}": str(markers)}
+    fill = {"{M}": str(markers), "{T}": str(tmp_marker(tmp_path))}
 
     def filled(commands: list[str]) -> list[str]:
         out = []
@@ -329,10 +329,16 @@ def reviewed_only(repo: Path, run_id: str) -> None:
     assert "backdoor.sh" not in git(repo, "ls-tree", "-r", "--name-only", run.run_branch)
 
 
+def tmp_marker(tmp_path: Path) -> Path:
+    """Where an attack writes into the machine's /tmp: a name of this test's own, so a run
+    killed before its cleanup leaves nothing a later run would take for its own."""
+    return Path("/tmp") / f"taskhand-hostile-marker-{os.getpid()}-{tmp_path.name}"
+
+
 def outside_markers(markers: Path, tmp_path: Path) -> list[str]:
     found = [p.name for p in markers.iterdir()]
     for path in (
-        Path("/tmp/taskhand-hostile-marker"),
+        tmp_marker(tmp_path),
         tmp_path / "evil-worktree",
         tmp_path / "repo" / "pwned.txt",
         tmp_path / "repo" / "from-check.txt",
@@ -445,4 +451,4 @@ def test_without_a_sandbox_these_attacks_succeed(tmp_path: Path, name: str) -> N
         leaked = "the user's own key" in git(repo, "log", "-p", "--all", "--format=%H")
         assert left or leaked, f"{name}: the attack did nothing even unconfined"
     finally:
-        Path("/tmp/taskhand-hostile-marker").unlink(missing_ok=True)
+        tmp_marker(tmp_path).unlink(missing_ok=True)

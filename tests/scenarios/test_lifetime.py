@@ -126,8 +126,10 @@ def test_a_resumed_run_ends_what_a_killed_one_left(tmp_path: Path) -> None:
     run = start(repo, replay, "none")
     try:
         wait_for_survivors(token, 2, run)
-        watchers = _watchers_of(run.pid)
-        for pid in [run.pid, *watchers]:
+        killed = [run.pid, *_watchers_of(run.pid)]
+        for pid in killed:  # stopped first, so none sees another die and ends the unit
+            os.kill(pid, signal.SIGSTOP)
+        for pid in killed:
             os.kill(pid, signal.SIGKILL)
         run.wait(TIMEOUT)
         time.sleep(0.3)
