@@ -20,9 +20,10 @@ from taskhand.state.ledger import Entry
 from taskhand.state.records import AttemptStatus
 from taskhand.workspace import git
 
+# Read by the next attempt's worker too, so it names no cap: "requeued" says it is no failure.
 ANEW = (
-    "not counted against max_attempts; the next attempt starts from the run branch as it is "
-    "now, which holds that work: make this task's change again on top of it"
+    "the next attempt starts from the run branch as it is now, which holds that work: make "
+    "this task's change again on top of it"
 )
 
 
