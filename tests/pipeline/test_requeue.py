@@ -6,6 +6,7 @@ next attempt starts from the new head with a note of what landed, and the ledger
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +132,11 @@ def test_a_check_that_fails_only_after_another_landing_requeues_blaming_it(
     second = prompts(repo, "T-002")[-1]
     assert "after the landing of T-001 (Part a)" in second
     assert "make this task's change again on top of it" in second
+    # taskhand stats tells the task's way with it.
+    rows = json.loads(run_cli("stats", "--repo", repo, "--json").output)["tasks"]
+    told = {row["task_id"]: row["happened"] for row in rows}
+    assert told["T-002"] == "requeued once by other tasks' landings", told
+    assert told["T-001"] == "", told
     # The board's drawer shows the attempt as requeued, with the blame.
     details = task_details(repo / "plan", repo, "T-002")
     assert details is not None
