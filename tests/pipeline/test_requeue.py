@@ -100,7 +100,7 @@ def two_tasks_one_count(tmp_path: Path) -> tuple[Path, Path]:
     tasks = {
         "T-001": [attempt({"write": "parts/a.txt", "text": "a\n"})],
         "T-002": [
-            attempt(b, {"write": "index.txt", "text": "parts: 1\n"}, {"sleep": 1.5}),
+            attempt(b, {"write": "index.txt", "text": "parts: 1\n"}, {"sleep": 2.5}),
             attempt(b, {"write": "index.txt", "text": "parts: 2\n"}),
         ],
     }

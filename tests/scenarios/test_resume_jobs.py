@@ -125,12 +125,12 @@ def test_sigkill_at_random_times_cli_with_four_jobs(tmp_path: Path, home: Path, 
     assert len(c.kills) >= 5, f"{c.where()}: only {len(c.kills)} kills"
 
 
-# Kills between a conflict and the requeue: the landings read for the blame, the conflict
-# found, the blame named, the attempt ended as requeued and its event not yet said, the
-# event said, and the requeued task's next attempt begun.
+# Kills between a conflict and the requeue: the conflict found, the landings since the base
+# read, the blame named, the attempt ended as requeued and its event not yet said, the event
+# said, and the requeued task's next attempt begun.
 REQUEUE_POINTS = [
-    "call:taskhand.pipeline.requeue:since",
     "call:taskhand.workspace.replay:onto#2",
+    "call:taskhand.pipeline.requeue:since",
     "call:taskhand.pipeline.requeue:touching",
     "call:taskhand.pipeline.harness:Harness.end_attempt#2",
     "event:attempt_requeued",

@@ -64,12 +64,12 @@ def _onto(h: Harness, work: Work, head: str) -> Ended | None:
     land, else None with the work moved onto `head`."""
     task, attempt = work.task, work.attempt
     assert work.outcome is not None
-    landed = requeue.since(h, work, head)
     replayed = replay.onto(h.depot, work.candidate, head)
     if replayed.sha is None:
         shown = ", ".join(replayed.conflicts[:SHOWN_CONFLICTS])
         more = len(replayed.conflicts) - SHOWN_CONFLICTS
         paths = shown + (f" and {more} more" if more > 0 else "")
+        landed = requeue.since(h, work.plan, work.base, head)
         blamed = requeue.touching(h, landed, replayed.conflicts)
         reason = (
             f"requeued {requeue.after(blamed)}: its change conflicts with that work, in "
@@ -79,11 +79,12 @@ def _onto(h: Harness, work: Work, head: str) -> Ended | None:
         entry = Entry(LedgerOutcome.CONFLICT, reason, summary, case_json(work.outcome))
         return requeue.requeue(h, work, blamed, entry)
     h.emit(EventKind.REPLAYED, task.id, attempt=attempt.number, onto=head, sha=replayed.sha)
+    before = work.base
     h.store.rebase_attempt(attempt.id, head, replayed.sha)
     work.attempt = replace(attempt, base_sha=head, candidate_sha=replayed.sha)
     work.candidate, work.summary = replayed.sha, ""
     # The acceptance commands again, on a fresh checkout of the tree that would land.
-    return gate(h, work, landed)
+    return gate(h, work, replayed_from=before)
 
 
 def record_landing(h: Harness, attempt: Attempt, sha: str) -> None:

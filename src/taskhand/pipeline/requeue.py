@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from taskhand.pipeline.harness import Harness
 from taskhand.pipeline.work import Ended, Work
+from taskhand.plan.model import Plan
 from taskhand.state.events import EventKind
 from taskhand.state.ledger import Entry
 from taskhand.state.records import AttemptStatus
@@ -36,12 +37,11 @@ class Landing:
     sha: str
 
 
-def since(h: Harness, work: Work, head: str) -> list[Landing]:
-    """The landings on the run branch after the attempt's base, up to `head`, oldest first."""
+def since(h: Harness, plan: Plan, base: str, head: str) -> list[Landing]:
+    """The landings on the run branch after `base`, up to `head`, oldest first. Read only
+    when a candidate cannot land: a clean replay pays no git process for it."""
     into = h.depot.args()
-    listed = git.output(
-        h.repo, *into, "rev-list", "--first-parent", "--reverse", f"{work.base}..{head}"
-    )
+    listed = git.output(h.repo, *into, "rev-list", "--first-parent", "--reverse", f"{base}..{head}")
     passed = {
         a.candidate_sha: a.task_id
         for a in h.store.attempts(h.run.id)
@@ -51,7 +51,7 @@ def since(h: Harness, work: Work, head: str) -> list[Landing]:
     for sha in listed.split():
         task_id = passed.get(sha)
         if task_id is not None:
-            task = work.plan.task(task_id)
+            task = plan.task(task_id)
             found.append(Landing(task_id, task.title if task else "", sha))
     return found
 
@@ -61,10 +61,8 @@ def touching(h: Harness, landings: list[Landing], paths: list[str]) -> list[Land
     into, wanted = h.depot.args(), set(paths)
     hit = []
     for landing in landings:
-        changed = git.output(
-            h.repo, *into, "diff-tree", "-r", "--name-only", "--no-commit-id", landing.sha
-        )
-        if wanted & set(changed.splitlines()):
+        diff = ["diff-tree", "-r", "-z", "--name-only", "--no-commit-id", landing.sha]
+        if wanted & set(git.fields(git.run(h.repo, *into, *diff).stdout)):
             hit.append(landing)
     return hit or landings
 
