@@ -165,3 +165,31 @@ def test_the_requeue_cap_stops_a_task_with_a_clear_reason(tmp_path: Path) -> Non
     assert "--max-requeues" in reason and f"taskhand reopen {failed[0]}" in reason
     assert "after the landing of T-00" in reason
     assert [a.status for a in attempts if a.task_id == failed[0]] == ["requeued", "requeued"]
+
+
+def test_a_conflict_is_blamed_on_the_landing_that_touched_its_paths(tmp_path: Path) -> None:
+    """T-001 and T-002 land while T-003 works: T-003's insertion conflicts with T-001's line,
+    not with T-002's file, and only T-001 is named."""
+    repo = changelog_repo(tmp_path, 3)
+    other = md_task(
+        "T-002",
+        "Other file",
+        "## Description\nWrite it.\n\n## Acceptance criteria\n- `$ test -f other.txt` passes\n",
+    )
+    (repo / "plan" / "T-002-entry.md").write_text(other)
+    git(repo, "commit", "-qam", "T-002 writes another file")
+    tasks = {
+        "T-001": [insert_entry(1, 0.0)],
+        "T-002": [attempt({"write": "other.txt", "text": "x\n"})],
+        "T-003": [insert_entry(3, 2.5)],
+    }
+    summary, recorder = run_plan(repo / "plan", repo, script(tmp_path, tasks), settings={"jobs": 3})
+    assert summary.status == "completed", summary.message
+    landed = [e.task_id for e in recorder.of("integrated")]
+    assert landed.index("T-002") < landed.index("T-003"), landed  # both landed before it
+    (event,) = recorder.of("attempt_requeued")
+    assert event.task_id == "T-003" and event.data["after"] == ["T-001"], event.data
+    assert event.data["reason"].startswith(
+        "requeued after the landing of T-001 (Entry 1): its change conflicts with that work, "
+        "in CHANGELOG.md"
+    )
