@@ -7,6 +7,7 @@ and no branch is left, and the user's checkout is byte-identical."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -168,7 +169,8 @@ def test_sigkill_between_a_conflict_and_its_requeue(
 ) -> None:
     """Whatever the moment of the kill, the resumed run lands every task once, fails none,
     and every attempt that ended as requeued has its ledger entry blaming a landing and its
-    worker's verdict `conflicted`; an attempt the kill cut short has neither."""
+    worker's verdict `conflicted` and one attempt_requeued event; an attempt the kill cut
+    short has none of these."""
     repo, plan, script = build_one_spot(tmp_path)
     c = ThreeJobs(f"three jobs at one spot, {kill}", repo, plan, script, seed, tmp_path / "logs")
     assert c.round(kill), f"{c.where()}: the run never reached {kill}"
@@ -184,10 +186,14 @@ def test_sigkill_between_a_conflict_and_its_requeue(
     with Store.open(landed.state.database) as store:
         ledger = {e.attempt_id: e for e in store.ledger(landed.run.id, None)}
         verdicts = {v.attempt_id: v.outcome for v in store.worker_verdicts(landed.run.id)}
+    said = Counter(
+        (e.task_id, e.data["attempt"]) for e in landed.events if e.kind == "attempt_requeued"
+    )
     for a in landed.attempts:
         if a.status == "requeued":
             assert "after the landing of T-00" in ledger[a.id].summary, where
             assert verdicts[a.id] == "conflicted", where
+            assert said[(a.task_id, a.number)] == 1, f"{where}: {a.task_id} {a.number} {said}"
         if a.status == "interrupted":
             assert a.id not in ledger and a.id not in verdicts, where
     assert any(a.status == "requeued" for a in landed.attempts), where

@@ -5,8 +5,9 @@ T-002"), in its ledger entry and its event; the task goes again from the run bra
 now, the next prompt saying what landed and what conflicted or broke (its ledger). Requeues
 do not count against max_attempts; max_requeues caps them (run/loop.py).
 
-The attempt's end, its entry and its worker's verdict are one transaction (state/store.py): a
-run killed before it redoes the attempt, one killed after it starts the next from the head.
+The attempt's end, its entry, its worker's verdict and its event are one transaction
+(state/store.py): a run killed before it redoes the attempt, one killed after it starts the
+next from the head.
 """
 
 from __future__ import annotations
@@ -79,13 +80,7 @@ def after(landings: list[Landing]) -> str:
 def requeue(h: Harness, work: Work, landings: list[Landing], entry: Entry) -> Ended:
     """End the attempt as requeued with `entry` (its summary the reason, blame included); the
     task goes on to another attempt unless the requeue cap says otherwise."""
-    reason = h.end_attempt(work.attempt, AttemptStatus.REQUEUED, entry.summary, entry)
-    blamed = [n.task_id for n in landings]
-    h.emit(
-        EventKind.ATTEMPT_REQUEUED,
-        work.task.id,
-        attempt=work.attempt.number,
-        after=blamed,
-        reason=reason,
-    )
+    blamed = {"attempt": work.attempt.number, "after": [n.task_id for n in landings]}
+    said = (EventKind.ATTEMPT_REQUEUED, blamed)
+    reason = h.end_attempt(work.attempt, AttemptStatus.REQUEUED, entry.summary, entry, said)
     return Ended(None, reason)
