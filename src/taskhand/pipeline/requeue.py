@@ -22,10 +22,11 @@ from taskhand.state.ledger import Entry
 from taskhand.state.records import AttemptStatus
 from taskhand.workspace import git
 
-# Read by the next attempt's worker too, so it names no cap: "requeued" says it is no failure.
+# Read by the next attempt's worker too, so it names no cap nor the harness's branches:
+# "requeued" says it is no failure.
 ANEW = (
-    "the next attempt starts from the run branch as it is now, which holds that work: make "
-    "this task's change again on top of it"
+    "the next attempt starts from the project as it is now, which holds that work: make this "
+    "task's change again on top of it"
 )
 
 
