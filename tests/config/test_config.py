@@ -129,6 +129,21 @@ def test_snapshot_in_every_layer(tmp_path: Path) -> None:
         build(plan, env={"TASKHAND_SNAPSHOT": "maybe"})
 
 
+def test_max_requeues_in_every_layer(tmp_path: Path) -> None:
+    """The requeue cap (a task sent back by another task's landing) is a count of its own,
+    beside jobs in the file, with its variable and flag."""
+    assert build(plan_with(tmp_path, None), env={}).caps.max_requeues == 5
+    plan = plan_with(tmp_path, "jobs = 4\nmax_requeues = 2\n")
+    assert build(plan, env={}).caps.max_requeues == 2
+    assert build(plan, env={"TASKHAND_MAX_REQUEUES": "3"}).caps.max_requeues == 3
+    assert build(plan, Flags(max_requeues=7), env={}).caps.max_requeues == 7
+    with pytest.raises(SettingsError, match=r"taskhand\.toml:2: max_requeues = 0 .*\(fix: "):
+        build(plan_with(tmp_path, "jobs = 2\nmax_requeues = 0\n"), env={})
+    with pytest.raises(FlagError) as caught:
+        build(plan_with(tmp_path, ""), Flags(max_requeues=0), env={})
+    assert caught.value.where == "--max-requeues"
+
+
 def test_setup_is_read_from_the_file(tmp_path: Path) -> None:
     text = '[setup]\ncopy = [".env", "config/local.json"]\nrun = "npm ci"\ntimeout_seconds = 90\n'
     setup = build(plan_with(tmp_path, text), env={}).setup

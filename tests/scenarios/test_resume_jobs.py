@@ -7,12 +7,14 @@ and no branch is left, and the user's checkout is byte-identical."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from taskhand import demo
+from taskhand.state.store import Store
 from taskhand.workspace.snapshot import snapshot
 from tests.plans import md_task
 from tests.runs import make_repo
@@ -34,13 +36,14 @@ def verify_parallel(c: Campaign) -> None:
     """What a completed run of several jobs, killed often, must have: each task integrated
     once, one commit per task on one line of history (in the order they landed, each the
     passing attempt's candidate as replayed), the script's files, nothing left behind, and
-    the user's checkout as it was. Attempts may fail beyond the script's where a candidate
-    conflicted with one that landed first."""
+    the user's checkout as it was. Attempts may be requeued beyond the script's where a
+    candidate conflicted with one that landed first."""
     where = c.where()
     ids = [task_id for task_id, _ in c.tasks]
     landed_records = landed_once(c)
     run, attempts, passed = landed_records.run, landed_records.attempts, landed_records.passed
-    assert {a.status for a in attempts} <= {"passed", "failed", "rejected", "interrupted"}
+    known = {"passed", "failed", "requeued", "rejected", "interrupted"}  # the demo fails once
+    assert {a.status for a in attempts} <= known
     interrupted = {a.id for a in attempts if a.status == "interrupted"}
     assert interrupted == c.interrupted, f"{where}: {sorted(interrupted)} {sorted(c.interrupted)}"
     base, branch = run.base_sha, run.run_branch
@@ -121,3 +124,78 @@ def test_sigkill_at_random_times_cli_with_four_jobs(tmp_path: Path, home: Path, 
         window, done = (1.0, c.done()) if c.done() > done else (window * 1.25, done)
     verify_parallel(c)
     assert len(c.kills) >= 5, f"{c.where()}: only {len(c.kills)} kills"
+
+
+# Kills between a conflict and the requeue: the conflict found, the landings since the base
+# read, the blame named, the attempt ended as requeued and its event not yet said, the event
+# said, and the requeued task's next attempt begun.
+REQUEUE_POINTS = [
+    "call:taskhand.workspace.replay:onto#2",
+    "call:taskhand.pipeline.requeue:since",
+    "call:taskhand.pipeline.requeue:touching",
+    "call:taskhand.pipeline.harness:Harness.end_attempt#2",
+    "event:attempt_requeued",
+    "event:attempt_started#4",
+]
+
+
+def build_one_spot(folder: Path) -> tuple[Path, Path, Path]:
+    """Three tasks inserting a line at one spot of a changelog, all at once: the first to
+    land is replayed onto by none, each of the others conflicts with it and is requeued."""
+    changelog = "# Changelog\n\n## Unreleased\n\n## 1.0\n"
+    files = {"CHANGELOG.md": changelog, "plan/overview.md": "# Log\n\n## Goal\nLog.\n"}
+    tasks: dict[str, list[dict[str, Any]]] = {}
+    for n in range(1, 4):
+        task_id = f"T-00{n}"
+        check = f"- `$ grep -qx -- '- entry {n}' CHANGELOG.md` passes\n"
+        body = f"## Description\nLog {n}.\n\n## Acceptance criteria\n{check}"
+        files[f"plan/{task_id}-entry.md"] = md_task(task_id, f"Entry {n}", body)
+        new = f"## Unreleased\n- entry {n}\n"
+        edit = {"edit": "CHANGELOG.md", "old": "## Unreleased\n", "new": new}
+        tasks[task_id] = [{"resolution": f"Logged {n}.", "actions": [{"sleep": 0.6}, edit]}]
+    repo = make_repo(folder / "repo", files)
+    script = folder / "replay.toml"
+    script.write_text(toml_script(tasks), encoding="utf-8")
+    return repo, repo / "plan", script
+
+
+class ThreeJobs(Campaign):
+    flags = ("--jobs", "3")
+
+
+@pytest.mark.parametrize("kill", REQUEUE_POINTS)
+def test_sigkill_between_a_conflict_and_its_requeue(
+    tmp_path: Path, home: Path, seed: int, kill: str
+) -> None:
+    """Whatever the moment of the kill, the resumed run lands every task once, fails none,
+    and every attempt that ended as requeued has its ledger entry blaming a landing and its
+    worker's verdict `conflicted` and one attempt_requeued event; an attempt the kill cut
+    short has none of these."""
+    repo, plan, script = build_one_spot(tmp_path)
+    c = ThreeJobs(f"three jobs at one spot, {kill}", repo, plan, script, seed, tmp_path / "logs")
+    assert c.round(kill), f"{c.where()}: the run never reached {kill}"
+    c.finish()
+    where = c.where()
+    landed = landed_once(c)
+    statuses = {a.status for a in landed.attempts}
+    assert statuses <= {"passed", "requeued", "interrupted"}, f"{where}: {statuses}"
+    assert {a.id for a in landed.attempts if a.status == "interrupted"} == c.interrupted, where
+    final = _git(c.repo, "show", f"{landed.run.run_branch}:CHANGELOG.md")
+    entries = sorted(line for line in final.splitlines() if line.startswith("- entry"))
+    assert entries == ["- entry 1", "- entry 2", "- entry 3"], f"{where}: {final}"
+    with Store.open(landed.state.database) as store:
+        ledger = {e.attempt_id: e for e in store.ledger(landed.run.id, None)}
+        verdicts = {v.attempt_id: v.outcome for v in store.worker_verdicts(landed.run.id)}
+    said = Counter(
+        (e.task_id, e.data["attempt"]) for e in landed.events if e.kind == "attempt_requeued"
+    )
+    for a in landed.attempts:
+        if a.status == "requeued":
+            assert "after the landing of T-00" in ledger[a.id].summary, where
+            assert verdicts[a.id] == "conflicted", where
+            assert said[(a.task_id, a.number)] == 1, f"{where}: {a.task_id} {a.number} {said}"
+        if a.status == "interrupted":
+            assert a.id not in ledger and a.id not in verdicts, where
+    assert any(a.status == "requeued" for a in landed.attempts), where
+    nothing_orphaned(c, landed)
+    assert snapshot(c.repo) == c.before, f"{where}: the checkout changed"

@@ -171,6 +171,14 @@ _CAPS = _DEFAULTS.caps
     help="Tasks at once, each in its own workspace (default: jobs in taskhand.toml, else 1).",
 )
 @click.option(
+    "--max-requeues",
+    type=int,
+    help=_default(
+        "Times a task may be sent back because another task's landing came first",
+        _CAPS.max_requeues,
+    ),
+)
+@click.option(
     "--deliver",
     metavar="[off|task|run]",
     help="Open pull requests: one per task, one per run, or none (default: [deliver], else off).",

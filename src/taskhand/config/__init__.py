@@ -7,6 +7,7 @@ The plan's file, beside its overview:
     pipeline = "full"      default (implement, review) or full (spec to judge); autonomy,
     autonomy = "gated"     gated or full; prototype_rounds, a ui task's designer rounds;
     jobs = 4               tasks at once (a TaskTrack plan: only with --jobs or TASKHAND_JOBS)
+    max_requeues = 5       times a task is sent back by another task's landing before it fails
     [run]                  agent, model; snapshot = true: tasks start from a commit of the
                            checkout's uncommitted content (--snapshot)
     [roles.<role>]         agent, model of one role (evaluator, writer, planner, qa, judge, ...)
@@ -94,7 +95,11 @@ def build(
     deliver = data.get("deliver", {})
     # [run] agent and model, [review] lenses and bounces, the lifecycle's keys; an empty
     # string is no value.
-    top = {k: data[k] for k in ("pipeline", "autonomy", "prototype_rounds", "jobs") if k in data}
+    top = {
+        k: data[k]
+        for k in ("pipeline", "autonomy", "prototype_rounds", "jobs", "max_requeues")
+        if k in data
+    }
     from_file = {k: v for k, v in {**run_table, **data.get("review", {}), **top}.items() if v != ""}
     if "base" in from_file:  # [run] base: the commit a contracts plan pins its tasks to
         from_file["base_ref"] = from_file.pop("base")

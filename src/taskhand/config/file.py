@@ -35,7 +35,13 @@ SECTIONS = (
     "limits",
 )
 # Keys above the first section: the plan's lifecycle.
-TOP = {"pipeline": PIPELINES, "autonomy": AUTONOMY, "prototype_rounds": None, "jobs": None}
+TOP = {
+    "pipeline": PIPELINES,
+    "autonomy": AUTONOMY,
+    "prototype_rounds": None,
+    "jobs": None,
+    "max_requeues": None,
+}
 APP_KEYS = {"start": str, "url": str, "ready": str, "ready_seconds": (int, float)}
 DELIVER_KEYS = {"pr": bool, "remote": str, "per": str}
 RUN_KEYS = {"agent": str, "model": str, "snapshot": bool, "base": str}

@@ -17,6 +17,9 @@ DEFAULT_AGENT = "replay"
 class Caps:
     max_attempts: int = 3  # attempts that fail their machine checks
     bounces: int = 3  # attempts the reviewer rejects (qa fails and judge rejections)
+    # Attempts sent back because another task's landing came first (a conflict, or checks
+    # that failed only on top of it): not the worker's failures, but not endless either.
+    max_requeues: int = 5
     unit_seconds: float = 1800.0
     run_seconds: float | None = None
     task_tokens: int | None = None

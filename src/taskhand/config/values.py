@@ -55,6 +55,7 @@ class Flags:
     deliver: str | None = None
     snapshot: bool | str | None = None
     jobs: int | None = None
+    max_requeues: int | None = None
 
 
 # Each setting of Flags: its kind (how it is read and checked) and its flag.
@@ -81,6 +82,7 @@ SETTINGS = {
     "deliver": ("deliver", "--deliver"),
     "snapshot": ("switch", "--snapshot"),
     "jobs": ("count", "--jobs"),
+    "max_requeues": ("count", "--max-requeues"),
 }
 CHOICES = {"sandbox": SANDBOXES, "pipeline": PIPELINES, "autonomy": AUTONOMY, "deliver": DELIVERY}
 EXPECTED = {

@@ -15,6 +15,7 @@ from pathlib import Path
 from taskhand import workspace
 from taskhand.gates import GateResult, run_gates
 from taskhand.pipeline.harness import Harness, case_json, workspace_relative
+from taskhand.pipeline.requeue import ANEW, Landing, after, requeue, since
 from taskhand.pipeline.setup import set_up
 from taskhand.pipeline.work import Ended, Work
 from taskhand.state.events import EventKind
@@ -25,14 +26,16 @@ from taskhand.workspace import diffs, git
 CHECKS = "checks"  # the name of the gate's checkout among the run's copies (review-checks)
 
 
-def gate(h: Harness, work: Work, replayed: bool = False) -> Ended | None:
+def gate(h: Harness, work: Work, replayed_from: str = "") -> Ended | None:
     """The checks on the candidate, each recorded; any failure sends the task to another
-    attempt. `replayed`: the change already gated, replayed onto a newer base; its acceptance
-    commands run again on the new tree, and the whitespace and scope results stand (the
-    replay changed neither its paths nor its added lines)."""
+    attempt. `replayed_from`: the base the change was gated on before it was replayed onto
+    a newer one; its acceptance commands run again on the new tree, and the whitespace and
+    scope results stand (the replay changed neither its paths nor its added lines). A failure
+    there is the doing of what landed since, not the worker's: the task is requeued, blamed on
+    those landings."""
     task, attempt, worktree = work.task, work.attempt, work.ws.path
     assert work.outcome is not None and work.candidate
-    kept = [g for g in work.gates if g.name != "command"] if replayed else []
+    kept = [g for g in work.gates if g.name != "command"] if replayed_from else []
 
     def shown(text: str) -> str:  # secrets out, and paths as the agent sees them
         return h.redact(workspace_relative(text, worktree))
@@ -67,10 +70,24 @@ def gate(h: Harness, work: Work, replayed: bool = False) -> Ended | None:
         return None
     summary = diffs.summary(h.repo, work.base, work.candidate)
     reason = "; ".join(failures)
+    if replayed_from:
+        return _broken(h, work, since(h, work.plan, replayed_from, work.base), reason, summary)
     entry = Entry(
         LedgerOutcome.CHECKS_FAILED, reason, summary, case_json(work.outcome), gates(results)
     )
     return h.retry(attempt, task, AttemptStatus.FAILED, reason, entry)
+
+
+def _broken(h: Harness, work: Work, landed: list[Landing], failed: str, summary: str) -> Ended:
+    """Requeue the task whose checks passed on its own base and failed on top of `landed`."""
+    assert work.outcome is not None
+    reason = (
+        f"requeued {after(landed)}: its checks passed on its own base and failed on top of "
+        f"that work ({failed}); {ANEW}"
+    )
+    outcome, checks = LedgerOutcome.BROKEN_BY_LANDING, gates(work.gates)
+    entry = Entry(outcome, reason, summary, case_json(work.outcome), checks)
+    return requeue(h, work, landed, entry)
 
 
 def _checkout(h: Harness, work: Work) -> Path | Ended:

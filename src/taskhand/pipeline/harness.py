@@ -271,10 +271,16 @@ class Harness:
         return Ended(None, reason)
 
     def end_attempt(
-        self, attempt: Attempt, status: AttemptStatus, reason: str, entry: Entry
+        self,
+        attempt: Attempt,
+        status: AttemptStatus,
+        reason: str,
+        entry: Entry,
+        said: tuple[EventKind, dict[str, Any]] | None = None,
     ) -> str:
         """Conclude the attempt and write its ledger entry, both redacted and with workspace
-        paths made relative (later prompts show them); the reason kept."""
+        paths made relative (later prompts show them); the reason kept. `said`: an event of
+        the end (its kind, and its payload but the reason), written in the same transaction."""
         worktree = Path(attempt.worktree)
 
         def clean(value: Any) -> Any:
@@ -287,9 +293,11 @@ class Harness:
             return value
 
         fields = (entry.summary, entry.diff_summary, entry.report, entry.gates, entry.verdicts)
-        self.store.finish_attempt(
-            attempt.id, status, clean(reason), Entry(entry.outcome, *map(clean, fields))
-        )
+        told = (said[0], self.redact.value({**said[1], "reason": clean(reason)})) if said else None
+        cleaned = Entry(entry.outcome, *map(clean, fields))
+        event = self.store.finish_attempt(attempt.id, status, clean(reason), cleaned, told)
+        if event is not None:
+            self.listener(event)
         return str(clean(reason))
 
     def violation(self, attempt: Attempt, task: Task, found: list[str]) -> Ended:

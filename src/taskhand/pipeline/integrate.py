@@ -6,7 +6,8 @@ first: one an agent moved is put back, and this candidate is not built on. When 
 task landed since this candidate's base, its change is replayed onto the new head and its
 acceptance commands run again on the new tree before it lands (its paths and added lines,
 which scope and whitespace judge, are the ones already checked); a conflict or a failing
-check sends the task to a new attempt from the new head, saying what conflicted. A
+check requeues the task, blamed on what landed (pipeline/requeue.py): a new attempt from the
+new head, saying what landed and what conflicted, not counted as a failure. A
 candidate that lands gets its disposition in the integration ledger, and its task branch: its
 objects are copied into the user's repository then (refs.py), and only then.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from taskhand.pipeline import requeue
 from taskhand.pipeline.gate import gate, gates
 from taskhand.pipeline.harness import Harness, case_json
 from taskhand.pipeline.work import Ended, Work
@@ -67,19 +69,22 @@ def _onto(h: Harness, work: Work, head: str) -> Ended | None:
         shown = ", ".join(replayed.conflicts[:SHOWN_CONFLICTS])
         more = len(replayed.conflicts) - SHOWN_CONFLICTS
         paths = shown + (f" and {more} more" if more > 0 else "")
+        landed = requeue.since(h, work.plan, work.base, head)
+        blamed = requeue.touching(h, landed, replayed.conflicts)
         reason = (
-            f"its change conflicts with work that landed meanwhile, in {paths}; the next "
-            "attempt starts from the run branch as it is now"
+            f"requeued {requeue.after(blamed)}: its change conflicts with that work, in "
+            f"{paths}; {requeue.ANEW}"
         )
         summary = work.summary or diffs.summary(h.repo, work.base, work.candidate)
         entry = Entry(LedgerOutcome.CONFLICT, reason, summary, case_json(work.outcome))
-        return h.retry(attempt, task, AttemptStatus.FAILED, reason, entry)
+        return requeue.requeue(h, work, blamed, entry)
     h.emit(EventKind.REPLAYED, task.id, attempt=attempt.number, onto=head, sha=replayed.sha)
+    before = work.base
     h.store.rebase_attempt(attempt.id, head, replayed.sha)
     work.attempt = replace(attempt, base_sha=head, candidate_sha=replayed.sha)
     work.candidate, work.summary = replayed.sha, ""
     # The acceptance commands again, on a fresh checkout of the tree that would land.
-    return gate(h, work, replayed=True)
+    return gate(h, work, replayed_from=before)
 
 
 def record_landing(h: Harness, attempt: Attempt, sha: str) -> None:

@@ -277,8 +277,9 @@ class Runner:
         return PIPELINES[pipeline_of(task, self.config.pipeline)]
 
     def attempts_cap(self, task: Task, store: Store | None = None) -> str:
-        """Why the task may not have another attempt: too many failed, or rejected, or "".
-        Counted since the task was last reopened: a reopened task has its attempts again."""
+        """Why the task may not have another attempt: too many failed, rejected or requeued
+        (by other tasks' landings), or "". Counted since the task was last reopened: a
+        reopened task has its attempts again."""
         attempts = (store or self.store).counted_attempts(self.run.id, task.id)
         failed = [a for a in attempts if a.status == AttemptStatus.FAILED]
         rejected = [a for a in attempts if a.status == AttemptStatus.REJECTED]
@@ -293,6 +294,13 @@ class Runner:
             return (
                 f"the reviewer rejected {len(rejected)} attempts, the bounce cap; "
                 f"the last: {rejected[-1].reason}"
+            )
+        requeued = [a for a in attempts if a.status == AttemptStatus.REQUEUED]
+        if len(requeued) > self.h.caps.max_requeues:  # the cap is the requeues it may have
+            return (
+                f"other tasks' landings requeued it {len(requeued)} times, past the requeue cap "
+                f"of {self.h.caps.max_requeues} (fix: a higher --max-requeues or fewer --jobs, "
+                f"then taskhand reopen {task.id}); the last: {requeued[-1].reason}"
             )
         return ""
 

@@ -33,6 +33,7 @@ class EventKind(StrEnum):
     ATTEMPT_INTERRUPTED = "attempt_interrupted"
     ATTEMPT_FAILED = "attempt_failed"
     ATTEMPT_REJECTED = "attempt_rejected"
+    ATTEMPT_REQUEUED = "attempt_requeued"  # another task's landing came first; not a failure
     UNIT_STARTED = "unit_started"
     UNIT_FINISHED = "unit_finished"
     GATE = "gate"
@@ -130,6 +131,15 @@ class AttemptPaused:
 class AttemptEnded:
     """An attempt failed or rejected, and why."""
 
+    reason: str
+
+
+@dataclass(frozen=True)
+class AttemptRequeued:
+    """An attempt whose candidate could not land on top of other tasks' landings."""
+
+    attempt: int
+    after: list[str]  # the tasks whose landing it came after (the blame), oldest first
     reason: str
 
 
@@ -260,6 +270,7 @@ Payload = (
     | AttemptNumber
     | AttemptPaused
     | AttemptEnded
+    | AttemptRequeued
     | UnitStarted
     | UnitFinished
     | GateChecked
@@ -297,6 +308,7 @@ PAYLOADS: dict[EventKind, type[Payload]] = {
     EventKind.ATTEMPT_INTERRUPTED: AttemptNumber,
     EventKind.ATTEMPT_FAILED: AttemptEnded,
     EventKind.ATTEMPT_REJECTED: AttemptEnded,
+    EventKind.ATTEMPT_REQUEUED: AttemptRequeued,
     EventKind.UNIT_STARTED: UnitStarted,
     EventKind.UNIT_FINISHED: UnitFinished,
     EventKind.GATE: GateChecked,

@@ -40,6 +40,7 @@ WORKER_OUTCOMES = {
     AttemptStatus.CAPPED: WorkerOutcome.CAPPED,
     AttemptStatus.VIOLATION: WorkerOutcome.VIOLATION,
     AttemptStatus.REVIEW_FAILED: WorkerOutcome.UNJUDGED,
+    AttemptStatus.REQUEUED: WorkerOutcome.CONFLICTED,
 }
 
 

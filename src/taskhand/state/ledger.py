@@ -22,6 +22,8 @@ class LedgerOutcome(StrEnum):
     REJECTED = "rejected"  # by a reviewer
     CHECKS_FAILED = "checks_failed"
     CONFLICT = "conflict"  # its change conflicts with another task's that landed meanwhile
+    # Its checks passed on its own base and failed on top of another task's landing.
+    BROKEN_BY_LANDING = "broken_by_landing"
     NO_CHANGES = "no_changes"
     UNIT_FAILED = "unit_failed"  # the agent's unit broke or did not finish
     GAVE_UP = "gave_up"

@@ -42,6 +42,10 @@ class AttemptStatus(StrEnum):
     AWAITING = "awaiting"  # it reached a person's gate (a plan to approve, a prototype to review)
     PAUSED = "paused"  # a run cap stopped it before its review; a resumed run goes on with it
     INTERRUPTED = "interrupted"  # the run stopped under it; the task's next try redoes it
+    # Another task's landing came first and its candidate could not land on top of it (a
+    # conflict, or checks that failed only there): the task goes again from the new head,
+    # not counted against max_attempts (max_requeues caps it).
+    REQUEUED = "requeued"
 
 
 class Disposition(StrEnum):
@@ -67,7 +71,9 @@ class WorkerOutcome(StrEnum):
     CAPPED = "capped"  # the task's budget ran out under it
     VIOLATION = "violation"  # it reached past its workspace
     UNJUDGED = "unjudged"  # no reviewer could judge its candidate
-    CONFLICTED = "conflicted"  # its candidate conflicted with work that landed meanwhile
+    # Its candidate could not land on top of another task's landing (a conflict, or checks
+    # that failed only there): not the worker's doing.
+    CONFLICTED = "conflicted"
 
 
 class DeliveryState(StrEnum):

@@ -18,7 +18,7 @@ from taskhand.state import accounting, exports
 from taskhand.state.accounting import Stats
 from taskhand.state.database import connect, now, to_json
 from taskhand.state.deliveries import DeliveryRows
-from taskhand.state.events import EventKind
+from taskhand.state.events import Event, EventKind, check
 from taskhand.state.integration import IntegrationRows, record_verdict
 from taskhand.state.ledger import Entry, LedgerEntry, LedgerOutcome
 from taskhand.state.lifecycle import LifecycleRows
@@ -249,12 +249,14 @@ class Store(UnitRows, LifecycleRows, IntegrationRows, DeliveryRows):
         status: AttemptStatus,
         reason: str | None = None,
         entry: Entry | None = None,
-    ) -> None:
+        said: tuple[EventKind, dict[str, Any]] | None = None,
+    ) -> Event | None:
         """End an attempt as `status`: an AttemptStatus other than running.
 
         `entry` goes into the task's ledger in the same transaction, so an attempt is never
         concluded without its entry, nor an entry written for an attempt left open; so does
-        the verdict on its worker (state/integration.py).
+        the verdict on its worker (state/integration.py), and the event `said` (its kind and
+        payload), which then comes back: a kill never leaves one without the other.
         """
         ended = AttemptStatus(status) if status else None
         if ended in (None, AttemptStatus.RUNNING):
@@ -275,6 +277,13 @@ class Store(UnitRows, LifecycleRows, IntegrationRows, DeliveryRows):
                     ),
                 )
             record_verdict(conn, attempt_id, AttemptStatus(status), outcome)
+            if said is None:
+                return None
+            kind, data = said
+            run_id, task_id = conn.execute(
+                "SELECT run_id, task_id FROM attempts WHERE id = ?", (attempt_id,)
+            ).fetchone()
+            return self._log(conn, run_id, check(kind, data), task_id, data)
 
     def ledger(
         self, run_id: str, task_id: str | None, last: int | None = None

@@ -1,7 +1,7 @@
 """What happened to a task on its way, in a line, for `taskhand stats`: the interview, the plan
-sent back, the prototype's rounds, the bounces, the parks; read from the store's records of
-the plan's runs (the lifecycle's questions and a person's remarks, the task's moves, its
-units), never from what an agent said.
+sent back, the prototype's rounds, the bounces, the parks, the requeues; read from the store's
+records of the plan's runs (the lifecycle's questions and a person's remarks, the task's
+moves, its units and attempts), never from what an agent said.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from taskhand.pipeline.lifecycle import Move
 from taskhand.state.events import Event, EventKind
 from taskhand.state.life import Lifecycle
-from taskhand.state.records import UnitRow
+from taskhand.state.records import AttemptStatus, UnitRow
 from taskhand.state.store import Store
 from taskhand.text import plural
 from taskhand.unit import Role
@@ -57,6 +57,12 @@ def story(
     parks = sum(e.data.get("after") == L.PARKED for e in moves)
     if parks:
         told.append(f"parked {times(parks)}")
+    runs = {u.run_id for u in units}  # a requeued attempt's worker worked in it
+    requeued = sum(
+        a.status == AttemptStatus.REQUEUED for run in runs for a in store.attempts(run, task_id)
+    )
+    if requeued:
+        told.append(f"requeued {times(requeued)} by other tasks' landings")
     return ", ".join(told)
 
 

@@ -194,6 +194,9 @@ LINES: dict[EventKind, Callable[[Any, Event], str | None] | None] = {
         f"  {e.task_id}: attempt not accepted: {_first_line(p.reason)}"
     ),
     EventKind.ATTEMPT_REJECTED: lambda p, e: f"  {e.task_id}: attempt rejected by the reviewer",
+    EventKind.ATTEMPT_REQUEUED: lambda p, e: (  # "requeued after the landing of T-002 ..."
+        f"  {e.task_id}: attempt {p.attempt} {_first_line(p.reason)}"
+    ),
     EventKind.UNIT_STARTED: None,  # the status line shows it
     EventKind.UNIT_FINISHED: _unit_finished,
     EventKind.GATE: _gate,
