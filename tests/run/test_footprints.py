@@ -105,3 +105,42 @@ def test_apart_keeps_the_order_and_never_leaves_nothing_running() -> None:
     )
     assert schedule.apart(["A", "C"], 2, prints, ["D"]) == (["C"], {"A": ["D"]})
     assert schedule.apart(["A", "C"], 1, prints, []) == (["A"], {})
+
+
+def test_files_an_earlier_attempt_changed_hold_a_task_back(tmp_path: Path) -> None:
+    """T-002 declares no paths, but its first attempt changed notes.txt (and conflicted with
+    T-001's line): while its second attempt runs, T-003, which declares notes.txt and becomes
+    eligible meanwhile (its dependency T-005 lands), waits for it instead of conflicting."""
+    files = {"notes.txt": "one\ntwo\nthree\n", "plan/overview.md": "# Lines\n\n## Goal\nLines.\n"}
+    for task_id, check, keys in (
+        ("T-001", "grep -q ONE notes.txt", {}),
+        ("T-002", "grep -q TWO notes.txt", {}),
+        ("T-003", "grep -q THREE notes.txt", {"paths": "notes.txt", "depends": "T-005"}),
+        ("T-005", "test -f f5.txt", {"paths": "f5.txt"}),
+    ):
+        body = f"## Description\nWork.\n\n## Acceptance criteria\n- `$ {check}` passes\n"
+        files[f"plan/{task_id}-work.md"] = md_task(task_id, "Work", body, **keys)
+    repo = make_repo(tmp_path / "repo", files)
+
+    def edit(old: str, new: str, seconds: float) -> dict[str, object]:
+        return attempt(
+            {"edit": "notes.txt", "old": f"{old}\n", "new": f"{new}\n"}, {"sleep": seconds}
+        )
+
+    tasks = {
+        "T-001": [edit("one", "ONE", 0.1)],
+        "T-002": [edit("two", "TWO", 0.8), edit("two", "TWO", 3.0)],
+        "T-003": [edit("three", "THREE", 0.1)],
+        "T-005": [attempt({"write": "f5.txt", "text": "x\n"}, {"sleep": 2.5})],
+    }
+    summary, recorder = run_plan(repo / "plan", repo, script(tmp_path, tasks), settings={"jobs": 3})
+    assert summary.status == "completed", summary.message
+    held = recorder.of("task_held")
+    assert [(e.task_id, e.data["behind"], e.data["paths"]) for e in held] == [
+        ("T-003", ["T-002"], ["notes.txt"])
+    ]
+    order = [(e.kind, e.task_id) for e in recorder.events]
+    assert order.index(("integrated", "T-002")) < order.index(("unit_started", "T-003"))
+    with Store.open(StateDir.for_repo(repo).database) as store:
+        failed = [a.task_id for a in store.attempts(summary.run_id) if a.status == "failed"]
+    assert failed == ["T-002"]  # its own first conflict, and no other
