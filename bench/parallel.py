@@ -3,25 +3,31 @@
 It writes a Markdown plan of ``--tasks`` (default 64) tasks in ``--chains`` (default 8)
 independent chains, each task depending on the one before it in its chain, so the plan's
 width is the number of chains and its critical path the length of a chain (64 / 8 = 8
-tasks). The replay agent's implementer sleeps ``--unit-seconds`` (default 2) in each task,
-then writes the task's own file; the reviewer accepts at once; each task has one acceptance
-command (``test -f``). Then, for each job count (``--jobs``, default 1,2,4,8), it runs the
-plan in-process in a fresh repository and state folder and reports:
+tasks); and ``--conflicting`` (default 2) tasks more, independent, that each change a line of
+one shared file next to the others' (conflict-prone: run side by side, all but one would
+conflict at integration), each declaring that file in its `paths`. The replay agent's
+implementer sleeps ``--unit-seconds`` (default 2) in each task, then writes the task's own
+file; the reviewer accepts at once; each task has one acceptance command, which sleeps
+``--check-seconds`` (default 0) and tests the file. Then, for each job count (``--jobs``,
+default 1,2,4,8), it runs the plan in-process in a fresh repository and state folder and
+reports:
 
 * makespan: the run's wall time, from start to its exit;
-* bound: ``max(critical path, total work / jobs)`` in agent seconds, the best any scheduler
-  could do with these units: ``max(chain length x unit, tasks x unit / jobs)``;
-* makespan / bound (target: at most 1.1 at every job count);
+* bound: ``max(critical path, total work / jobs)``, each task's work its unit and its check
+  (``unit + check``): the best any scheduler could do with these units and checks;
+* makespan / bound (target: at most 1.15 at every job count);
 * harness overhead per task: (makespan - bound) / tasks for one job; for several, the same
   over the tasks each job carried (``(makespan - bound) x jobs / tasks``), which is the
   harness's own time per task as each job sees it (target: not above the one-job figure);
-* replays: candidates replayed onto a run branch that moved (each re-runs its gate).
+* replays: candidates replayed onto a run branch that moved (each re-runs its check: a
+  re-gate), tasks held back (a conflict predicted), and attempts failed by a conflict
+  (target: 0).
 
 Run it with::
 
     .venv/bin/python bench/parallel.py
     .venv/bin/python bench/parallel.py --jobs 1,4 --tasks 32 --unit-seconds 1
-    .venv/bin/python bench/parallel.py --json
+    .venv/bin/python bench/parallel.py --check-seconds 2 --json
     ./dev bench parallel
 """
 
@@ -43,43 +49,54 @@ from taskhand import config as runconfig
 from taskhand.run import launch
 from taskhand.state.events import Event
 
-TARGET_RATIO = 1.1
+TARGET_RATIO = 1.15
+SHARED = "shared.txt"  # the file the conflict-prone tasks all change
 
 
 def task_id(n: int) -> str:
     return f"T-{n:03d}"
 
 
-def write_plan(folder: Path, tasks: int, chains: int) -> None:
+def write_plan(folder: Path, args: argparse.Namespace) -> None:
     folder.mkdir(parents=True)
     (folder / "overview.md").write_text("# Chains\n\n## Goal\nWrite files in chains.\n")
-    for n in range(1, tasks + 1):
-        before = n - chains  # the task before this one in its chain
-        depends = f"depends: {task_id(before)}\n" if before >= 1 else ""
+    for n in range(1, args.tasks + args.conflicting + 1):
+        before = n - args.chains  # the task before this one in its chain
+        depends = f"depends: {task_id(before)}\n" if before >= 1 and n <= args.tasks else ""
+        target = f"out/{n}.txt" if n <= args.tasks else SHARED
         (folder / f"{task_id(n)}-file.md").write_text(
-            f"---\nid: {task_id(n)}\ntitle: File {n}\n{depends}---\n\n## Description\n"
-            f"Write out/{n}.txt.\n\n## Acceptance criteria\n- `$ test -f out/{n}.txt` passes\n"
+            f"---\nid: {task_id(n)}\ntitle: File {n}\npaths: {target}\n{depends}---\n\n"
+            f"## Description\nWrite {target}.\n\n## Acceptance criteria\n"
+            f"- `$ sh -c 'sleep {args.check_seconds:g}; grep -q {n} {target}'` passes\n"
         )
 
 
-def write_script(path: Path, tasks: int, unit_seconds: float) -> None:
+def write_script(path: Path, args: argparse.Namespace) -> None:
+    def change(n: int) -> dict[str, Any]:
+        if n <= args.tasks:
+            return {"write": f"out/{n}.txt", "text": f"{n}\n"}
+        return {"edit": SHARED, "old": f"line {n}\n", "new": f"line {n} by {n}\n"}
+
     script = {
         task_id(n): [
             {
-                "resolution": f"Wrote out/{n}.txt.",
-                "actions": [{"sleep": unit_seconds}, {"write": f"out/{n}.txt", "text": f"{n}\n"}],
+                "resolution": f"Wrote its line {n}.",
+                "actions": [{"sleep": args.unit_seconds}, change(n)],
             }
         ]
-        for n in range(1, tasks + 1)
+        for n in range(1, args.tasks + args.conflicting + 1)
     }
     path.write_text(json.dumps({"tasks": script}))
 
 
-def make_repo(folder: Path) -> Path:
+def make_repo(folder: Path, args: argparse.Namespace) -> Path:
     folder.mkdir(parents=True)
+    lines = range(args.tasks + 1, args.tasks + args.conflicting + 1)
+    (folder / SHARED).write_text("".join(f"line {n}\n" for n in lines))
     env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@localhost",
            "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@localhost"}  # fmt: skip
-    for argv in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "start"]):
+    start = ["add", SHARED], ["commit", "-q", "--allow-empty", "-m", "start"]
+    for argv in (["init", "-q", "-b", "main"], *start):
         subprocess.run(["git", "-C", str(folder), *argv], check=True, env=env)
     return folder
 
@@ -98,11 +115,11 @@ def taskhand_home(folder: Path) -> Iterator[None]:
 
 
 def run_once(root: Path, args: argparse.Namespace, jobs: int) -> dict[str, Any]:
-    repo = make_repo(root / "repo")
+    repo = make_repo(root / "repo", args)
     plan = root / "plan"  # outside the repository: its checkout stays clean
-    write_plan(plan, args.tasks, args.chains)
+    write_plan(plan, args)
     script = root / "replay.json"
-    write_script(script, args.tasks, args.unit_seconds)
+    write_script(script, args)
     events: list[Event] = []
     config = runconfig.RunConfig(
         agent="replay", script=str(script), jobs=jobs, sandbox=args.sandbox
@@ -113,9 +130,10 @@ def run_once(root: Path, args: argparse.Namespace, jobs: int) -> dict[str, Any]:
         makespan = time.perf_counter() - began
     if summary.status != "completed":
         raise SystemExit(f"jobs {jobs}: the run ended {summary.status}: {summary.message}")
-    length = -(-args.tasks // args.chains)  # a chain's tasks
-    bound = max(length * args.unit_seconds, args.tasks * args.unit_seconds / jobs)
-    carried = args.tasks / min(jobs, args.chains)
+    bound = bound_of(args, jobs)
+    tasks = args.tasks + args.conflicting
+    carried = tasks / min(jobs, width_of(args))
+    failed = [e for e in events if e.kind == "attempt_failed"]
     return {
         "jobs": jobs,
         "makespan_s": round(makespan, 2),
@@ -123,7 +141,26 @@ def run_once(root: Path, args: argparse.Namespace, jobs: int) -> dict[str, Any]:
         "ratio": round(makespan / bound, 3),
         "overhead_per_task_ms": round((makespan - bound) / carried * 1000, 1),
         "replays": sum(e.kind == "replayed" for e in events),
+        "held": sum(e.kind == "task_held" for e in events),
+        "conflicts": sum("conflicts with work" in str(e.data.get("reason")) for e in failed),
     }
+
+
+def task_work(args: argparse.Namespace) -> float:
+    """One task's work in seconds: its implementer unit, then its check."""
+    return args.unit_seconds + args.check_seconds
+
+
+def width_of(args: argparse.Namespace) -> int:
+    return min(args.chains, args.tasks) + args.conflicting
+
+
+def bound_of(args: argparse.Namespace, jobs: int) -> float:
+    """max(critical path, total work / jobs): a chain's tasks (or the conflict-prone ones,
+    which must run one after another) in a row, or all the work spread over the jobs."""
+    length = max(-(-args.tasks // args.chains), args.conflicting)
+    tasks = args.tasks + args.conflicting
+    return max(length * task_work(args), tasks * task_work(args) / jobs)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -131,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", type=int, default=64)
     parser.add_argument("--chains", type=int, default=8, help="the plan's width")
     parser.add_argument("--unit-seconds", type=float, default=2.0)
+    parser.add_argument("--check-seconds", type=float, default=0.0, help="each check's sleep")
+    parser.add_argument("--conflicting", type=int, default=2, help="conflict-prone tasks")
     parser.add_argument("--jobs", default="1,2,4,8", help="job counts, comma-separated")
     parser.add_argument("--sandbox", default="auto", help="auto, bwrap or none")
     parser.add_argument("--json", action="store_true")
@@ -146,17 +185,21 @@ def main(argv: list[str] | None = None) -> int:
         "ratio": all(r["ratio"] <= TARGET_RATIO for r in rows),
         "overhead": first is None
         or all(r["overhead_per_task_ms"] <= first["overhead_per_task_ms"] for r in rows),
+        "conflicts": all(r["conflicts"] == 0 for r in rows),
     }
     if args.json:
         print(json.dumps({"rows": rows, "target_ratio": TARGET_RATIO, "met": verdicts}, indent=2))
         return 0
-    width, length = args.chains, -(-args.tasks // args.chains)
+    length = -(-args.tasks // args.chains)
     print(
-        f"plan: {args.tasks} tasks, width {width}, critical path {length} tasks; "
-        f"each implementer unit {args.unit_seconds:g} s"
+        f"plan: {args.tasks} tasks in {args.chains} chains of {length} and "
+        f"{args.conflicting} conflict-prone; each task a {args.unit_seconds:g} s unit and a "
+        f"{args.check_seconds:g} s check ({task_work(args):g} s); bound = max(critical path, "
+        "total work / jobs)"
     )
     print(f"makespan / bound at most {TARGET_RATIO}: {'met' if verdicts['ratio'] else 'MISSED'}")
     print(f"overhead per task not above one job's: {'met' if verdicts['overhead'] else 'MISSED'}")
+    print(f"no task failed by a conflict: {'met' if verdicts['conflicts'] else 'MISSED'}")
     return 0
 
 
@@ -165,7 +208,7 @@ def _line(row: dict[str, Any]) -> str:
         f"jobs {row['jobs']:>2}: makespan {row['makespan_s']:7.2f} s, "
         f"bound {row['bound_s']:7.2f} s, "
         f"ratio {row['ratio']:.3f}, overhead {row['overhead_per_task_ms']:7.1f} ms/task, "
-        f"{row['replays']} replays"
+        f"{row['replays']} replays (re-gates), {row['held']} held, {row['conflicts']} conflicts"
     )
 
 

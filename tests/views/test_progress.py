@@ -74,6 +74,8 @@ WATCHED: list[tuple[EventKind, str | None, dict[str, Any], str | None]] = [
      "base": "main"}, "  the run: pull request https://x/pull/4"),
     (EventKind.REPLAYED, "T-1", {"attempt": 1, "onto": "0123456789abcdef", "sha": "f" * 40},
      "  T-1: replayed onto 0123456789ab (another task landed), checks again"),
+    (EventKind.TASK_HELD, "T-2", {"behind": ["T-1"], "paths": ["src/**"]},
+     "  T-2: waits for T-1: both may change src/**"),
     (EventKind.DISPOSED, "T-1", {"attempt": 2, "status": "integrated",
      "target_ref": "taskhand/run-1", "sha": "0123456789abcdef"}, None),
     (EventKind.WORKSPACE_PRUNED, "T-1", {"attempt": 2, "bytes": 1048576,

@@ -18,6 +18,7 @@ from taskhand.state.records import RunStatus
 from taskhand.text import dumps, plural
 from taskhand.views import ledger as ledger_view
 from taskhand.views import stats as stats_view
+from taskhand.views import waste
 from taskhand.views.terminal import echo, rich_text
 
 
@@ -85,9 +86,12 @@ def stats(run_id: str | None, plan: Path | None, repo: Path | None, as_json: boo
             runs = lookup.runs_of_plan(store, folder)
             heading, head = f"plan {folder} ({plural(len(runs), 'run')})", {"plan": str(folder)}
         figures = stats_view.figures(store, runs)
+        ordered = sorted(runs, key=lambda r: (r.created, r.id))
+        wasted = [waste.of_run(store, r.id) for r in ordered]
     if as_json:
-        runs_json = [r.id for r in sorted(runs, key=lambda r: (r.created, r.id))]
-        click.echo(_json({**head, "runs": runs_json, **figures.as_json()}))
+        runs_json = [r.id for r in ordered]
+        queue = {"queue": [w.as_json() for w in wasted]}
+        click.echo(_json({**head, "runs": runs_json, **figures.as_json(), **queue}))
         return
     _console().print(stats_view.table(heading, figures))
     listed = stats_view.addresses(figures)
@@ -98,6 +102,11 @@ def stats(run_id: str | None, plan: Path | None, repo: Path | None, as_json: boo
     agents = stats_view.agents_table(figures)
     if agents is not None:
         _console().print(agents)
+    several = [w for w, r in zip(wasted, ordered, strict=True) if waste.shown(w, r)]
+    if several:  # what running tasks side by side cost: a single job's run has nothing here
+        echo("the merge queue:")
+        for shown in several:
+            echo(f"  {shown.line}")
 
 
 @click.command()

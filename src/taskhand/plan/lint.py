@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from taskhand.plan import schedule
+from taskhand.plan import paths, schedule
 from taskhand.plan.model import Dialect, Plan, Task
 from taskhand.plan.problems import Collector, Problem, Severity
 from taskhand.plan.validate import Report, validate
@@ -45,7 +45,6 @@ OBSERVABLE = re.compile(
     r"|pass|fail|respond|log|output|remov|delet|match|equal|build|install|load|save|render)\w*",
     re.IGNORECASE,
 )
-_WILDCARD = re.compile(r"[*?\[]")
 # How an importer says, in a task's own text, that it could not tell the task's paths (and so
 # gave it none, not a scope narrower than its work); lint names the task until paths are set.
 PATHS_OPEN = "Imported with no paths: "
@@ -178,7 +177,7 @@ def _check_disjoint_dependencies(plan: Plan, problems: list[Problem]) -> None:
             other = by_id.get(dep)
             if other is None or other is task or other.phase != task.phase:
                 continue  # validate's rules speak of these
-            if task.paths and other.paths and not _paths_meet(task.paths, other.paths):
+            if task.paths and other.paths and not paths.meet(task.paths, other.paths):
                 Collector(problems, task.source or plan.root).warn(
                     task.lines.get("dependencies", task.line),
                     f"{task.id} depends on {dep}, yet they change disjoint paths "
@@ -188,27 +187,6 @@ def _check_disjoint_dependencies(plan: Plan, problems: list[Problem]) -> None:
                     f"{task.id} to a later phase",
                     "disjoint-dependency",
                 )
-
-
-def _paths_meet(first: list[str], second: list[str]) -> bool:
-    return any(_may_overlap(a, b) for a in first for b in second)
-
-
-def _may_overlap(a: str, b: str) -> bool:
-    """Whether two `paths` globs may name a common file: yes unless their literal parts (up to
-    the first wildcard) part ways, so a pair it cannot tell apart counts as overlapping."""
-    left, right = _literal(a), _literal(b)
-    if not left or not right or left == right:
-        return True
-    if not _WILDCARD.search(a) and not _WILDCARD.search(b):  # the same, or a folder of the other
-        return left.startswith(right + "/") or right.startswith(left + "/")
-    return left.startswith(right) or right.startswith(left)
-
-
-def _literal(pattern: str) -> str:
-    text = pattern.strip().removeprefix("./").lstrip("/")
-    cut = _WILDCARD.search(text)
-    return text[: cut.start()] if cut else text.rstrip("/")
 
 
 def uncheckable(text: str) -> str | None:

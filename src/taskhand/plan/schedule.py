@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from taskhand.plan import paths
 from taskhand.plan.model import Plan, Status, Task, id_key
 
 Statuses = Mapping[str, Status]
@@ -84,6 +85,30 @@ def longest_first(plan: Plan, statuses: Statuses, frontier: list[str]) -> list[s
         return length[task_id]
 
     return sorted(frontier, key=lambda t: (-chain(t), id_key(t)))
+
+
+def apart(
+    ordered: list[str], count: int, footprints: Mapping[str, list[str]], running: Iterable[str]
+) -> tuple[list[str], dict[str, list[str]]]:
+    """Up to `count` of `ordered` (best first), none whose footprint (the paths it declares
+    and the files its earlier attempts changed) meets a running task's or one picked before
+    it: two such tasks side by side would likely conflict, wasting one's unit. Those passed
+    over wait (they stay eligible), each with the tasks it meets. With nothing running the
+    best one always starts, so holding back never deadlocks."""
+    taken = list(running)
+    picked: list[str] = []
+    held: dict[str, list[str]] = {}
+    for task_id in ordered:
+        if len(picked) == count:
+            break
+        mine = footprints.get(task_id, [])
+        met = [t for t in taken if paths.meet(mine, footprints.get(t, []))]
+        if met:
+            held[task_id] = met
+            continue
+        picked.append(task_id)
+        taken.append(task_id)
+    return picked, held
 
 
 def exit_condition(plan: Plan, statuses: Statuses | None = None) -> Exit | None:

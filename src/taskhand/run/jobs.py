@@ -1,8 +1,9 @@
 """Several tasks at once (`--jobs N`): the run's loop with up to N tasks in flight, each in a
 thread of its own, with its own workspace, its own connection to the store and its own
-disposable copies. The main thread screens, selects (longest remaining path first) and
-completes; the tasks' candidates land one at a time through the integrate stage's queue, each
-replayed onto what landed before it. Caps hold across jobs: a run cap starts no new unit, and
+disposable copies. The main thread screens, selects (longest remaining path first, none that
+may change what a task under way changes: run/footprints.py) and completes; the tasks'
+candidates land one at a time through the integrate stage's queue, each replayed onto what
+landed before it. Caps hold across jobs: a run cap starts no new unit, and
 the tasks under way stop resumably.
 """
 
@@ -51,7 +52,8 @@ def execute(runner: Runner, resumed: list[str]) -> Summary:
                 while resumed and slots:
                     start(plan, resumed.pop(0))
                 if slots:
-                    plan, _, statuses, picked = runner.select(len(slots))
+                    under_way = [task_id for task_id, _ in running.values()]
+                    plan, _, statuses, picked = runner.select(len(slots), under_way)
                     for task_id in picked:
                         start(plan, task_id)
             if not running:

@@ -24,11 +24,11 @@ from taskhand.pipeline.integrate import record_landing
 from taskhand.pipeline.lifecycle import pipeline_of
 from taskhand.pipeline.stages import PIPELINES
 from taskhand.pipeline.work import Ended, Stage
-from taskhand.plan import schedule
+from taskhand.plan import paths, schedule
 from taskhand.plan.model import Plan, Status, Task
 from taskhand.plan.schedule import Exit
 from taskhand.run import attempt as attempts
-from taskhand.run import jobs, retention
+from taskhand.run import footprints, jobs, retention
 from taskhand.run import lifecycle as lives
 from taskhand.run.preflight import load
 from taskhand.state import lock
@@ -75,6 +75,8 @@ class Runner:
         self.pipeline = tuple(pipeline) if pipeline is not None else None
         self._plan: Plan | None = None
         self._signature: list[tuple[str, int, int]] = []
+        self._touched: footprints.Touched = {}  # what ended attempts changed, for selection
+        self._held: dict[str, list[str]] = {}  # the tasks held back, and behind which
 
     @property
     def run(self) -> Run:
@@ -129,9 +131,12 @@ class Runner:
             if self.h.violated:
                 return self.stop(RunStatus.STOPPED, self.h.violated)
 
-    def select(self, count: int) -> tuple[Plan, StatusBook, dict[str, Status], list[str]]:
+    def select(
+        self, count: int, running: Sequence[str] = ()
+    ) -> tuple[Plan, StatusBook, dict[str, Status], list[str]]:
         """Screen the plan and select up to `count` eligible tasks (marked BUSY): one run
-        takes the first of the frontier; several jobs the longest remaining paths first."""
+        takes the first of the frontier; several jobs the longest remaining paths first, none
+        that may change the files a `running` task or another pick changes."""
         self.h.step("TaskTrack STEP: Screen")
         # Under the plan files' lock: a person's move never lands between the screen that
         # found a task workable and the select that marks it BUSY.
@@ -141,15 +146,29 @@ class Runner:
             book = StatusBook(plan, self.store, self.run.id)
             statuses = lives.screened(self.h.track, plan, book.statuses())
             frontier = schedule.eligible(plan, statuses)
-            if count > 1:
+            held: dict[str, list[str]] = {}
+            if self.config.jobs > 1 and count:
                 frontier = schedule.longest_first(plan, statuses, frontier)
-            picked = frontier[:count]
+                prints = footprints.of(self.h, plan, [*frontier, *running], self._touched)
+                picked, held = schedule.apart(frontier, count, prints, running)
+                self.say_held(held, prints)
+            else:
+                picked = frontier[:count]
             for task_id in picked:
                 book.select(task_id)
                 statuses[task_id] = Status.BUSY
         for task_id in picked:
             self.h.step(f"TaskTrack STEP: Select Task {task_id}")
         return plan, book, statuses, picked
+
+    def say_held(self, held: dict[str, list[str]], prints: dict[str, list[str]]) -> None:
+        """Say why each task waits while others run, once for as long as the reason holds."""
+        for task_id, behind in held.items():
+            if self._held.get(task_id) != behind:
+                theirs = [p for t in behind for p in prints.get(t, [])]
+                shared = paths.meet(prints.get(task_id, []), theirs)
+                self.h.emit(EventKind.TASK_HELD, task_id, behind=behind, paths=shared)
+        self._held = held
 
     def load_plan(self) -> Plan:
         """The plan as its files say now: a person may sharpen a task between passes.

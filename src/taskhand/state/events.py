@@ -50,6 +50,7 @@ class EventKind(StrEnum):
     QUESTION_ASKED = "question_asked"  # the interview: a question with lettered options
     DELIVERED = "delivered"  # a pull request is open for a task (or for the run)
     REPLAYED = "replayed"  # a candidate replayed onto a run branch that moved since its base
+    TASK_HELD = "task_held"  # an eligible task waits: it may change what a running task changes
     DISPOSED = "disposed"  # the harness recorded a result's disposition (integrated, superseded)
     WORKSPACE_PRUNED = "workspace_pruned"  # an ended attempt's rebuildable folders were removed
 
@@ -230,6 +231,12 @@ class Replayed:
 
 
 @dataclass(frozen=True)
+class Held:
+    behind: list[str]  # the running tasks whose files it may change too
+    paths: list[str]  # its paths (declared, or changed by earlier attempts) that meet theirs
+
+
+@dataclass(frozen=True)
 class QuestionAsked:
     number: int
     text: str
@@ -287,6 +294,7 @@ Payload = (
     | QuestionAsked
     | Delivered
     | Replayed
+    | Held
     | Disposed
     | Pruned
 )
@@ -325,6 +333,7 @@ PAYLOADS: dict[EventKind, type[Payload]] = {
     EventKind.QUESTION_ASKED: QuestionAsked,
     EventKind.DELIVERED: Delivered,
     EventKind.REPLAYED: Replayed,
+    EventKind.TASK_HELD: Held,
     EventKind.DISPOSED: Disposed,
     EventKind.WORKSPACE_PRUNED: Pruned,
 }

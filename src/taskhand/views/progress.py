@@ -210,6 +210,10 @@ LINES: dict[EventKind, Callable[[Any, Event], str | None] | None] = {
     EventKind.REPLAYED: lambda p, e: (
         f"  {e.task_id}: replayed onto {p.onto[:12]} (another task landed), checks again"
     ),
+    EventKind.TASK_HELD: lambda p, e: (
+        f"  {e.task_id}: waits for {', '.join(p.behind)}: both may change "
+        f"{', '.join(p.paths[:3])}{f' and {len(p.paths) - 3} more' if p.paths[3:] else ''}"
+    ),
     EventKind.TASK_CONCLUDED: None,  # the steps around it say so
     EventKind.TASK_REOPENED: None,
     EventKind.TASK_ANSWERED: None,

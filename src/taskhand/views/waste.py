@@ -1,0 +1,93 @@
+"""What a run of several jobs spent beyond its work, as `taskhand stats` shows it per run: the
+unit-seconds of attempts a conflict ended (their candidate conflicted with work that landed
+meanwhile, or failed its checks once replayed onto it: the next attempt redoes the work), and
+the re-gates (acceptance checks run again on a replayed candidate) with their seconds."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from taskhand.state.events import Event, EventKind
+from taskhand.state.ledger import LedgerOutcome
+from taskhand.state.records import Run
+from taskhand.state.store import Store
+
+# After these a task's checks belong to no replay.
+_ENDS = (EventKind.INTEGRATED, EventKind.ATTEMPT_FAILED, EventKind.ATTEMPT_STARTED)
+# How the ledger says an attempt was lost to a conflict, whatever its replay showed.
+CONFLICTED = frozenset({LedgerOutcome.CONFLICT})
+# How an attempt that was replayed onto newer work can still end lost to it.
+LOST_AFTER_REPLAY = frozenset({LedgerOutcome.CHECKS_FAILED})
+
+
+@dataclass(frozen=True)
+class Waste:
+    run_id: str
+    conflicts: int  # attempts a conflict ended
+    conflict_seconds: float  # the agent time of their units
+    regates: int  # replayed candidates whose checks ran again
+    regate_seconds: float  # from each replay to its last check
+
+    @property
+    def line(self) -> str:
+        return (
+            f"run {self.run_id}: {self.conflicts} attempt{'s' * (self.conflicts != 1)} "
+            f"lost to conflicts ({self.conflict_seconds:.1f} unit-seconds wasted), "
+            f"{self.regates} re-gate{'s' * (self.regates != 1)} "
+            f"({self.regate_seconds:.1f} s of checks run again)"
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "run": self.run_id,
+            "conflicts": self.conflicts,
+            "conflict_unit_seconds": round(self.conflict_seconds, 3),
+            "regates": self.regates,
+            "regate_seconds": round(self.regate_seconds, 3),
+        }
+
+
+def of_run(store: Store, run_id: str) -> Waste:
+    """The run's attempts lost to conflicts and its re-gates, from its ledger and its log."""
+    events = store.events(run_id)
+    replayed = {(e.task_id, e.data.get("attempt")) for e in events if e.kind == EventKind.REPLAYED}
+    lost = {
+        entry.attempt_id
+        for entry in store.ledger(run_id, None)
+        if entry.outcome in CONFLICTED
+        or (entry.outcome in LOST_AFTER_REPLAY and (entry.task_id, entry.iteration) in replayed)
+    }
+    wasted = sum(
+        _seconds(u.started, u.ended)
+        for u in store.units(run_id)
+        if u.attempt_id in lost and u.ended
+    )
+    regates = _regates(events)
+    return Waste(run_id, len(lost), wasted, len(regates), sum(regates))
+
+
+def shown(wasted: Waste, run: Run) -> bool:
+    """Whether `stats` has this to say: the run had several jobs, or something was lost."""
+    jobs = run.config.get("jobs", 1)
+    return (isinstance(jobs, int) and jobs > 1) or bool(wasted.conflicts or wasted.regates)
+
+
+def _regates(events: list[Event]) -> list[float]:
+    """The seconds of each replay's checks: from the replay to the last check after it."""
+    since: dict[str, str] = {}  # task -> when its candidate was replayed
+    spans: dict[tuple[str, str], float] = {}
+    for event in events:
+        task = event.task_id or ""
+        if event.kind == EventKind.REPLAYED:
+            since[task] = event.ts
+        elif event.kind == EventKind.GATE and task in since:
+            spans[(task, since[task])] = _seconds(since[task], event.ts)
+        elif event.kind in _ENDS:
+            since.pop(task, None)
+    return list(spans.values())
+
+
+def _seconds(start: str, end: str) -> float:
+    return (datetime.fromisoformat(end) - datetime.fromisoformat(start)).total_seconds()
