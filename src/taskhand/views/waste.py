@@ -15,11 +15,15 @@ from taskhand.state.records import Run
 from taskhand.state.store import Store
 
 # After these a task's checks belong to no replay.
-_ENDS = (EventKind.INTEGRATED, EventKind.ATTEMPT_FAILED, EventKind.ATTEMPT_STARTED)
-# How the ledger says an attempt was lost to a conflict, whatever its replay showed.
-CONFLICTED = frozenset({LedgerOutcome.CONFLICT})
-# How an attempt that was replayed onto newer work can still end lost to it.
-LOST_AFTER_REPLAY = frozenset({LedgerOutcome.CHECKS_FAILED})
+_ENDS = (
+    EventKind.INTEGRATED,
+    EventKind.ATTEMPT_FAILED,
+    EventKind.ATTEMPT_REQUEUED,
+    EventKind.ATTEMPT_STARTED,
+)
+# How the ledger says an attempt was lost to other tasks' landings (pipeline/requeue.py): its
+# change conflicted with theirs, or its checks failed only on top of them.
+CONFLICTED = frozenset({LedgerOutcome.CONFLICT, LedgerOutcome.BROKEN_BY_LANDING})
 
 
 @dataclass(frozen=True)
@@ -52,13 +56,7 @@ class Waste:
 def of_run(store: Store, run_id: str) -> Waste:
     """The run's attempts lost to conflicts and its re-gates, from its ledger and its log."""
     events = store.events(run_id)
-    replayed = {(e.task_id, e.data.get("attempt")) for e in events if e.kind == EventKind.REPLAYED}
-    lost = {
-        entry.attempt_id
-        for entry in store.ledger(run_id, None)
-        if entry.outcome in CONFLICTED
-        or (entry.outcome in LOST_AFTER_REPLAY and (entry.task_id, entry.iteration) in replayed)
-    }
+    lost = {entry.attempt_id for entry in store.ledger(run_id, None) if entry.outcome in CONFLICTED}
     wasted = sum(
         _seconds(u.started, u.ended)
         for u in store.units(run_id)
