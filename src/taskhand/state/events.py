@@ -50,6 +50,12 @@ class EventKind(StrEnum):
     QUESTION_ASKED = "question_asked"  # the interview: a question with lettered options
     DELIVERED = "delivered"  # a pull request is open for a task (or for the run)
     REPLAYED = "replayed"  # a candidate replayed onto a run branch that moved since its base
+    # The merge queue (pipeline/queue.py): a candidate joins it, its checks run on the tree it
+    # would land as (the run branch and the candidates ahead of it), and it leaves by landing
+    # (integrated), by a requeue, or by its attempt's end.
+    QUEUED = "queued"
+    GATING = "gating"
+    GATED = "gated"
     TASK_HELD = "task_held"  # an eligible task waits: it may change what a running task changes
     DISPOSED = "disposed"  # the harness recorded a result's disposition (integrated, superseded)
     WORKSPACE_PRUNED = "workspace_pruned"  # an ended attempt's rebuildable folders were removed
@@ -231,6 +237,29 @@ class Replayed:
 
 
 @dataclass(frozen=True)
+class Queued:
+    attempt: int
+    ahead: list[str]  # the tasks whose candidates wait ahead of it, front first
+
+
+@dataclass(frozen=True)
+class Gating:
+    attempt: int
+    on: list[str]  # the tasks whose unlanded candidates the tree holds beneath it, in order
+    onto: str  # the commit it was replayed onto: the run branch's head or the one ahead's
+    sha: str  # the commit whose tree is checked, the one that would land
+
+
+@dataclass(frozen=True)
+class Gated:
+    attempt: int
+    on: list[str]
+    ok: bool
+    seconds: float
+    current: bool = True  # False: a candidate ahead left meanwhile, so the result is moot
+
+
+@dataclass(frozen=True)
 class Held:
     behind: list[str]  # the running tasks whose files it may change too
     paths: list[str]  # its paths (declared, or changed by earlier attempts) that meet theirs
@@ -317,6 +346,9 @@ PAYLOADS: dict[EventKind, type[Payload]] = {
     EventKind.ATTEMPT_FAILED: AttemptEnded,
     EventKind.ATTEMPT_REJECTED: AttemptEnded,
     EventKind.ATTEMPT_REQUEUED: AttemptRequeued,
+    EventKind.QUEUED: Queued,
+    EventKind.GATING: Gating,
+    EventKind.GATED: Gated,
     EventKind.UNIT_STARTED: UnitStarted,
     EventKind.UNIT_FINISHED: UnitFinished,
     EventKind.GATE: GateChecked,

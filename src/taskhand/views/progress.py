@@ -210,6 +210,20 @@ LINES: dict[EventKind, Callable[[Any, Event], str | None] | None] = {
     EventKind.REPLAYED: lambda p, e: (
         f"  {e.task_id}: replayed onto {p.onto[:12]} (another task landed), checks again"
     ),
+    EventKind.QUEUED: lambda p, e: (
+        f"  {e.task_id}: joins the merge queue"
+        + (f" behind {', '.join(p.ahead)}" if p.ahead else "")
+    ),
+    EventKind.GATING: lambda p, e: (
+        f"  {e.task_id}: checks"
+        + (f" on top of {', '.join(p.on)}" if p.on else f" on {p.onto[:12]}")
+        + " (the tree it would land as)"
+    ),
+    EventKind.GATED: lambda p, e: (
+        None
+        if p.ok or not p.current
+        else f"  {e.task_id}: checks failed on top of {', '.join(p.on) or 'the run branch'}"
+    ),
     EventKind.TASK_HELD: lambda p, e: (
         f"  {e.task_id}: waits for {', '.join(p.behind)}: both may change "
         f"{', '.join(p.paths[:3])}{f' and {len(p.paths) - 3} more' if p.paths[3:] else ''}"
