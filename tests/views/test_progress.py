@@ -87,6 +87,13 @@ WATCHED: list[tuple[EventKind, str | None, dict[str, Any], str | None]] = [
     (EventKind.WORKSPACE_PRUNED, "T-1", {"attempt": 4, "bytes": 10,
      "folders": ["a\nT-2: integrated as 0123/node_modules"]},
      '  T-1: pruned "a\\nT-2: integrated as 0123/node_modules" from attempt 4 (10 bytes freed)'),
+    (EventKind.QUEUED, "T-3", {"attempt": 1, "ahead": ["T-1", "T-2"]},
+     "  T-3: joins the merge queue behind T-1, T-2"),
+    (EventKind.GATING, "T-3", {"attempt": 1, "on": ["T-2"], "onto": "ab" * 20, "sha": "cd" * 20},
+     "  T-3: checks on top of T-2 (the tree it would land as)"),
+    (EventKind.GATED, "T-3", {"attempt": 1, "on": ["T-2"], "ok": False, "seconds": 2.0},
+     "  T-3: checks failed on top of T-2"),
+    (EventKind.GATED, "T-3", {"attempt": 1, "on": [], "ok": True, "seconds": 2.0}, None),
     (EventKind.RUN_INTERRUPTED, None, {"signal": "SIGINT"}, None),
     (EventKind.RUN_FINISHED, None, {"status": "completed", "message": "all done"}, None),
 ]  # fmt: skip
