@@ -19,9 +19,11 @@ reports:
 * harness overhead per task: (makespan - bound) / tasks for one job; for several, the same
   over the tasks each job carried (``(makespan - bound) x jobs / tasks``), which is the
   harness's own time per task as each job sees it (target: not above the one-job figure);
-* replays: candidates replayed onto a run branch that moved (each re-runs its check: a
-  re-gate), tasks held back (a conflict predicted), and attempts failed by a conflict
-  (target: 0).
+* re-gates: candidates checked again in the merge queue on the tree they land as (the run
+  branch and the candidates ahead of them), and the most at once; tasks held back (a
+  conflict predicted), tasks requeued (a conflict or a check broken by another's landing: no
+  failure), and attempts failed (target: 0);
+* the speed-up of the most jobs over one.
 
 Run it with::
 
@@ -134,6 +136,7 @@ def run_once(root: Path, args: argparse.Namespace, jobs: int) -> dict[str, Any]:
     tasks = args.tasks + args.conflicting
     carried = tasks / min(jobs, width_of(args))
     failed = [e for e in events if e.kind == "attempt_failed"]
+    gated = [e for e in events if e.kind == "gated"]
     return {
         "jobs": jobs,
         "makespan_s": round(makespan, 2),
@@ -141,9 +144,21 @@ def run_once(root: Path, args: argparse.Namespace, jobs: int) -> dict[str, Any]:
         "ratio": round(makespan / bound, 3),
         "overhead_per_task_ms": round((makespan - bound) / carried * 1000, 1),
         "replays": sum(e.kind == "replayed" for e in events),
+        "regates": len(gated),  # checks run again on the tree a candidate lands as
+        "most_gating_at_once": _most_at_once(events),
         "held": sum(e.kind == "task_held" for e in events),
-        "conflicts": sum("conflicts with work" in str(e.data.get("reason")) for e in failed),
+        "requeued": sum(e.kind == "attempt_requeued" for e in events),
+        "conflicts": len(failed),  # attempts failed: by a conflict or otherwise (target 0)
     }
+
+
+def _most_at_once(events: list[Event]) -> int:
+    """The most candidates whose checks ran at once in the merge queue."""
+    now = most = 0
+    for event in events:
+        now += (event.kind == "gating") - (event.kind == "gated")
+        most = max(most, now)
+    return most
 
 
 def task_work(args: argparse.Namespace) -> float:
@@ -200,6 +215,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"makespan / bound at most {TARGET_RATIO}: {'met' if verdicts['ratio'] else 'MISSED'}")
     print(f"overhead per task not above one job's: {'met' if verdicts['overhead'] else 'MISSED'}")
     print(f"no task failed by a conflict: {'met' if verdicts['conflicts'] else 'MISSED'}")
+    most = max(rows, key=lambda r: r["jobs"])
+    if first is not None and most is not first:
+        speedup = first["makespan_s"] / most["makespan_s"]
+        print(f"speed-up at {most['jobs']} jobs over 1: {speedup:.2f}x")
     return 0
 
 
@@ -208,7 +227,8 @@ def _line(row: dict[str, Any]) -> str:
         f"jobs {row['jobs']:>2}: makespan {row['makespan_s']:7.2f} s, "
         f"bound {row['bound_s']:7.2f} s, "
         f"ratio {row['ratio']:.3f}, overhead {row['overhead_per_task_ms']:7.1f} ms/task, "
-        f"{row['replays']} replays (re-gates), {row['held']} held, {row['conflicts']} conflicts"
+        f"{row['regates']} re-gates (at most {row['most_gating_at_once']} at once), "
+        f"{row['held']} held, {row['requeued']} requeued, {row['conflicts']} attempts failed"
     )
 
 

@@ -171,6 +171,12 @@ _CAPS = _DEFAULTS.caps
     help="Tasks at once, each in its own workspace (default: jobs in taskhand.toml, else 1).",
 )
 @click.option(
+    "--gates",
+    type=int,
+    help="Candidates whose checks run at once in the merge queue, apart from the agents' "
+    "units (default: gates in taskhand.toml, else the job count).",
+)
+@click.option(
     "--max-requeues",
     type=int,
     help=_default(

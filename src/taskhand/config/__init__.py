@@ -7,6 +7,7 @@ The plan's file, beside its overview:
     pipeline = "full"      default (implement, review) or full (spec to judge); autonomy,
     autonomy = "gated"     gated or full; prototype_rounds, a ui task's designer rounds;
     jobs = 4               tasks at once (a TaskTrack plan: only with --jobs or TASKHAND_JOBS)
+    gates = 4              candidates whose checks run at once in the merge queue (default: jobs)
     max_requeues = 5       times a task is sent back by another task's landing before it fails
     [run]                  agent, model; snapshot = true: tasks start from a commit of the
                            checkout's uncommitted content (--snapshot)
@@ -97,7 +98,7 @@ def build(
     # string is no value.
     top = {
         k: data[k]
-        for k in ("pipeline", "autonomy", "prototype_rounds", "jobs", "max_requeues")
+        for k in ("pipeline", "autonomy", "prototype_rounds", "jobs", "gates", "max_requeues")
         if k in data
     }
     from_file = {k: v for k, v in {**run_table, **data.get("review", {}), **top}.items() if v != ""}
@@ -133,6 +134,7 @@ def build(
         env_pass=list(data.get("env", {}).get("pass", [])),
         pipeline=values["pipeline"],
         jobs=values["jobs"],
+        gates=values["gates"],
         autonomy=values["autonomy"],
         routes={role: dict(spec) for role, spec in roles.items()},
         app=AppConfig(**data.get("app", {})),

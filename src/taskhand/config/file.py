@@ -40,6 +40,7 @@ TOP = {
     "autonomy": AUTONOMY,
     "prototype_rounds": None,
     "jobs": None,
+    "gates": None,
     "max_requeues": None,
 }
 APP_KEYS = {"start": str, "url": str, "ready": str, "ready_seconds": (int, float)}

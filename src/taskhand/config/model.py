@@ -114,6 +114,8 @@ class RunConfig:
     env_pass: list[str] = field(default_factory=list)
     pipeline: str = "default"  # default or full: the stages a task goes through
     jobs: int = 1  # tasks at once, each in its own workspace
+    # Candidates checked at once in the merge queue (pipeline/queue.py); 0: as many as jobs.
+    gates: int = 0
     autonomy: str = "gated"  # gated: a person approves plans and prototypes; full: they pass
     # Each role's agent and model where the plan routes it (`[roles.planner] agent = ...`).
     routes: dict[str, dict[str, str]] = field(default_factory=dict)

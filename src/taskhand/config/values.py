@@ -55,6 +55,7 @@ class Flags:
     deliver: str | None = None
     snapshot: bool | str | None = None
     jobs: int | None = None
+    gates: int | None = None
     max_requeues: int | None = None
 
 
@@ -82,6 +83,7 @@ SETTINGS = {
     "deliver": ("deliver", "--deliver"),
     "snapshot": ("switch", "--snapshot"),
     "jobs": ("count", "--jobs"),
+    "gates": ("count", "--gates"),
     "max_requeues": ("count", "--max-requeues"),
 }
 CHOICES = {"sandbox": SANDBOXES, "pipeline": PIPELINES, "autonomy": AUTONOMY, "deliver": DELIVERY}

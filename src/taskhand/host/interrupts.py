@@ -82,6 +82,13 @@ def checkpoint() -> None:
         _raise_received()
 
 
+def heed() -> None:
+    """In a job's thread that waits on others (the merge queue): raise Interrupted once the run
+    is stopping, whoever raised it first; the main thread waits for its jobs to end."""
+    if _received is not None:
+        raise Interrupted(_received)
+
+
 def received() -> int | None:
     """The signal that is stopping the run, if one arrived."""
     return _received

@@ -15,7 +15,6 @@ from pathlib import Path
 from taskhand import workspace
 from taskhand.gates import GateResult, run_gates
 from taskhand.pipeline.harness import Harness, case_json, workspace_relative
-from taskhand.pipeline.requeue import ANEW, Landing, after, requeue, since
 from taskhand.pipeline.setup import set_up
 from taskhand.pipeline.work import Ended, Work
 from taskhand.state.events import EventKind
@@ -26,35 +25,60 @@ from taskhand.workspace import diffs, git
 CHECKS = "checks"  # the name of the gate's checkout among the run's copies (review-checks)
 
 
-def gate(h: Harness, work: Work, replayed_from: str = "") -> Ended | None:
+def gate(h: Harness, work: Work) -> Ended | None:
     """The checks on the candidate, each recorded; any failure sends the task to another
-    attempt. `replayed_from`: the base the change was gated on before it was replayed onto
-    a newer one; its acceptance commands run again on the new tree, and the whitespace and
-    scope results stand (the replay changed neither its paths nor its added lines). A failure
-    there is the doing of what landed since, not the worker's: the task is requeued, blamed on
-    those landings."""
-    task, attempt, worktree = work.task, work.attempt, work.ws.path
+    attempt."""
+    task, attempt = work.task, work.attempt
     assert work.outcome is not None and work.candidate
-    kept = [g for g in work.gates if g.name != "command"] if replayed_from else []
+    checkout = _checkout(h, work, work.candidate, h.review_copy(CHECKS)) if task.checks else None
+    if isinstance(checkout, Ended):
+        return checkout
+    results = _run(h, work, checkout or work.ws.path, work.candidate, commands_only=False)
+    if isinstance(results, Ended):
+        return results
+    work.gates = results
+    failures = [g.detail for g in results if not g.ok]
+    if not failures:
+        return None
+    summary = diffs.summary(h.repo, work.base, work.candidate)
+    reason = "; ".join(failures)
+    entry = Entry(
+        LedgerOutcome.CHECKS_FAILED, reason, summary, case_json(work.outcome), gates(results)
+    )
+    return h.retry(attempt, task, AttemptStatus.FAILED, reason, entry)
+
+
+def recheck(h: Harness, work: Work, sha: str, place: tuple[Path, Path]) -> list[GateResult] | Ended:
+    """The acceptance commands alone on `sha`, the candidate's change replayed on top of other
+    work (pipeline/queue.py), in a fresh checkout at `place`, each recorded: the whitespace and
+    scope results stand (a replay changes neither its paths nor its added lines). Or how the
+    attempt ended: the checkout or its setup failed, or the checks reached past it."""
+    checkout = _checkout(h, work, sha, place)
+    if isinstance(checkout, Ended):
+        return checkout
+    return _run(h, work, checkout, sha, commands_only=True)
+
+
+def _run(
+    h: Harness, work: Work, checkout: Path, sha: str, *, commands_only: bool
+) -> list[GateResult] | Ended:
+    task, attempt, worktree = work.task, work.attempt, work.ws.path
 
     def shown(text: str) -> str:  # secrets out, and paths as the agent sees them
         return h.redact(workspace_relative(text, worktree))
 
-    checkout = _checkout(h, work) if task.checks else worktree
-    if isinstance(checkout, Ended):
-        return checkout
     before = h.guard.before()
     found = run_gates(
         h.repo,
         checkout,
         work.base,
-        work.candidate,
+        sha,
         task,
         h.plan_folder_in_repo(),
         h.sandbox,
         h.config.env_pass,
         h.workspace_env(work.attempt.worktree),
-        commands_only=bool(kept),
+        commands_only=commands_only,
     )
     results = [replace(g, detail=shown(g.detail), output=shown(g.output)) for g in found]
     for g in results:
@@ -63,39 +87,16 @@ def gate(h: Harness, work: Work, replayed_from: str = "") -> Ended | None:
     broken = h.breaches(before, "the acceptance checks", task.id)
     if broken:
         return h.violation(attempt, task, broken)
-    results += kept
-    work.gates = results
-    failures = [g.detail for g in results if not g.ok]
-    if not failures:
-        return None
-    summary = diffs.summary(h.repo, work.base, work.candidate)
-    reason = "; ".join(failures)
-    if replayed_from:
-        return _broken(h, work, since(h, work.plan, replayed_from, work.base), reason, summary)
-    entry = Entry(
-        LedgerOutcome.CHECKS_FAILED, reason, summary, case_json(work.outcome), gates(results)
-    )
-    return h.retry(attempt, task, AttemptStatus.FAILED, reason, entry)
+    return results
 
 
-def _broken(h: Harness, work: Work, landed: list[Landing], failed: str, summary: str) -> Ended:
-    """Requeue the task whose checks passed on its own base and failed on top of `landed`."""
-    assert work.outcome is not None
-    reason = (
-        f"requeued {after(landed)}: its checks passed on its own base and failed on top of "
-        f"that work ({failed}); {ANEW}"
-    )
-    outcome, checks = LedgerOutcome.BROKEN_BY_LANDING, gates(work.gates)
-    entry = Entry(outcome, reason, summary, case_json(work.outcome), checks)
-    return requeue(h, work, landed, entry)
-
-
-def _checkout(h: Harness, work: Work) -> Path | Ended:
-    """The gate's checkout of the candidate, fresh and set up; or how the attempt ended when
-    it could not be made (a commit git cannot write out, a setup that failed)."""
-    folder, index = h.review_copy(CHECKS)
+def _checkout(h: Harness, work: Work, sha: str, place: tuple[Path, Path]) -> Path | Ended:
+    """A fresh checkout of `sha` at `place` (a folder and the harness's index of it), set up;
+    or how the attempt ended when it could not be made (a commit git cannot write out, a
+    setup that failed)."""
+    folder, index = place
     try:
-        workspace.prepare(h.depot, folder, index, work.candidate, None)
+        workspace.prepare(h.depot, folder, index, sha, None)
     except (git.GitError, OSError) as exc:
         reason = f"the candidate could not be checked out for its checks: {exc}"
         entry = Entry(LedgerOutcome.UNIT_FAILED, reason)

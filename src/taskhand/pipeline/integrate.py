@@ -1,24 +1,28 @@
-"""The integrate stage: an accepted candidate lands on the run branch; the task is done once
-the stages after it (deliver) pass it on.
+"""The integrate stage: an accepted candidate joins the merge queue and lands on the run branch
+in its turn; the task is done once the stages after it (deliver) pass it on.
 
-Candidates land one at a time (several jobs share one queue). The run branch is checked
-first: one an agent moved is put back, and this candidate is not built on. When another
-task landed since this candidate's base, its change is replayed onto the new head and its
-acceptance commands run again on the new tree before it lands (its paths and added lines,
-which scope and whitespace judge, are the ones already checked); a conflict or a failing
-check requeues the task, blamed on what landed (pipeline/requeue.py): a new attempt from the
-new head, saying what landed and what conflicted, not counted as a failure. A
-candidate that lands gets its disposition in the integration ledger, and its task branch: its
-objects are copied into the user's repository then (refs.py), and only then.
+The queue (pipeline/queue.py) says what each candidate does next; this stage does it, in the
+job's thread: replays the candidate's change onto the tip it would land on (the run branch and
+the candidates ahead of it), runs its acceptance commands there when that tree is new (its
+paths and added lines, which scope and whitespace judged, are the ones already checked), and
+lands it at the front when that exact tree passed. A candidate that conflicts with what landed,
+or fails only on top of it, is requeued, blamed on those landings (pipeline/requeue.py): a new
+attempt from the new head, not counted as a failure. The run branch is checked before each
+landing: one an agent moved is put back, and that candidate is not built on. A candidate that
+lands gets its disposition in the integration ledger, and its task branch: its objects are
+copied into the user's repository then (refs.py), and only then.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
+from taskhand.gates import GateResult
 from taskhand.pipeline import requeue
-from taskhand.pipeline.gate import gate, gates
+from taskhand.pipeline.gate import gates, recheck
 from taskhand.pipeline.harness import Harness, case_json
+from taskhand.pipeline.queue import Candidate, Step
 from taskhand.pipeline.work import Ended, Work
 from taskhand.state.events import EventKind
 from taskhand.state.ledger import Entry, LedgerOutcome
@@ -29,62 +33,130 @@ SHOWN_CONFLICTS = 20  # paths named in a conflict's reason; the rest are counted
 
 
 def integrate(h: Harness, work: Work) -> Ended | None:
+    task, queue = work.task, h.queue
     with h.landing:
-        return _land(h, work)
+        head = refs.branch_sha(h.repo, h.run.run_branch) or work.base
+        candidate = Candidate(task.id, work.base, work.candidate)
+        ahead = queue.join(candidate, head)
+        h.emit(EventKind.QUEUED, task.id, attempt=work.attempt.number, ahead=ahead)
+    h.seat.give_back()
+    try:
+        while True:
+            step, arg = queue.next_step(candidate)
+            if step is Step.REPLAY:
+                _replay(h, work, candidate, str(arg))
+            elif step is Step.GATE:
+                ended = _gate(h, work, candidate, int(arg))
+                if ended is not None:
+                    return ended
+            else:
+                with h.landing:
+                    if step is Step.LAND:
+                        return _land(h, work, candidate)
+                    return _cannot_land(h, work, candidate, step)
+    finally:
+        queue.leave(candidate)
 
 
-def _land(h: Harness, work: Work) -> Ended | None:
-    task, attempt = work.task, work.attempt
+def _replay(h: Harness, work: Work, candidate: Candidate, tip: str) -> None:
+    """The candidate's own change onto `tip`; on its own base it is the commit checked already,
+    and a task with no acceptance commands has nothing to check again."""
+    if tip == candidate.base:
+        h.queue.replayed(candidate, tip, candidate.own, [], checked=True)
+        return
+    replayed = replay.onto(h.depot, candidate.own, tip)
+    if replayed.sha is not None:
+        number = work.attempt.number
+        h.emit(EventKind.REPLAYED, work.task.id, attempt=number, onto=tip, sha=replayed.sha)
+    checked = True if replayed.sha and not work.task.checks else None
+    h.queue.replayed(candidate, tip, replayed.sha or "", replayed.conflicts, checked)
+
+
+def _gate(h: Harness, work: Work, candidate: Candidate, slot: int) -> Ended | None:
+    """The acceptance commands on the tree the candidate would land as, in gate slot `slot`;
+    the attempt's end when they could not run (a setup that failed, checks that reached past
+    their checkout)."""
+    task, sha, on = work.task, candidate.sha, h.queue.beneath(candidate)
+    number = work.attempt.number
+    h.emit(EventKind.GATING, task.id, attempt=number, on=on, onto=candidate.onto, sha=sha)
+    began = time.monotonic()
+    found = recheck(h, work, sha, h.gate_copy(slot))
+    if isinstance(found, Ended):
+        return found
+    current = h.queue.gated(candidate, slot, sha, found)
+    seconds = round(time.monotonic() - began, 3)
+    ok = all(g.ok for g in found)
+    h.emit(EventKind.GATED, task.id, attempt=number, on=on, ok=ok, seconds=seconds, current=current)
+    return None
+
+
+def _results(work: Work, candidate: Candidate) -> list[GateResult]:
+    """The gate results its ledger entry keeps: whitespace and scope as judged on its own base,
+    the acceptance commands as they ran on the tree it lands (or fails) as."""
+    if candidate.checks is None:
+        return work.gates
+    return [g for g in work.gates if g.name != "command"] + candidate.checks
+
+
+def _land(h: Harness, work: Work, candidate: Candidate) -> Ended | None:
+    """At the front, its tree checked on the run branch's head: put it there."""
+    task = work.task
     assert work.outcome is not None
     broken = h.guard.check_refs(task.id)
     if broken:  # the run branch is back where it belongs; this candidate is not built on
-        return h.violation(attempt, task, broken)
-    head = refs.branch_sha(h.repo, h.run.run_branch) or work.base
-    if head != work.base:
-        stopped = _onto(h, work, head)
-        if stopped is not None:
-            return stopped
-        attempt = work.attempt
+        return h.violation(work.attempt, task, broken)
+    head = candidate.onto
+    if candidate.sha != work.candidate:  # landed as its replay: the attempt says so first
+        h.store.rebase_attempt(work.attempt.id, head, candidate.sha)
+        work.attempt = replace(work.attempt, base_sha=head, candidate_sha=candidate.sha)
+        work.candidate, work.summary = candidate.sha, ""
+    work.gates = _results(work, candidate)
     summary = work.summary or diffs.summary(h.repo, work.base, work.candidate)
     resolution = work.outcome.resolution or f"{task.title}: done"
     case = case_json(work.outcome)
     entry = Entry(
         LedgerOutcome.ACCEPTED, resolution, summary, case, gates(work.gates), work.verdicts
     )
-    resolution = h.end_attempt(attempt, AttemptStatus.PASSED, resolution, entry)
-    refs.move_branch(h.repo, h.run.run_branch, work.candidate, work.base)
-    record_landing(h, attempt, work.candidate)
+    resolution = h.end_attempt(work.attempt, AttemptStatus.PASSED, resolution, entry)
+    refs.move_branch(h.repo, h.run.run_branch, work.candidate, head)
+    h.queue.leave(candidate, landed=work.candidate)
+    record_landing(h, work.attempt, work.candidate)
     h.emit(EventKind.INTEGRATED, task.id, sha=work.candidate)
     work.landed = resolution  # done, unless a stage after this one (deliver) says otherwise
     return None
 
 
-def _onto(h: Harness, work: Work, head: str) -> Ended | None:
-    """Replay the candidate onto `head` and gate it there; the attempt's end when it cannot
-    land, else None with the work moved onto `head`."""
-    task, attempt = work.task, work.attempt
+def _cannot_land(h: Harness, work: Work, candidate: Candidate, step: Step) -> Ended:
+    """At the front, on the run branch's head, it conflicts or its checks fail: what landed
+    since its base is to blame, not its worker. (Its checks failing on its own base, the tree
+    they passed on before, is a flaky check: its worker's again.)"""
     assert work.outcome is not None
-    replayed = replay.onto(h.depot, work.candidate, head)
-    if replayed.sha is None:
-        shown = ", ".join(replayed.conflicts[:SHOWN_CONFLICTS])
-        more = len(replayed.conflicts) - SHOWN_CONFLICTS
+    base, head = candidate.base, candidate.onto
+    landed = requeue.since(h, work.plan, base, head)
+    summary = work.summary or diffs.summary(h.repo, base, candidate.own)
+    if step is Step.CONFLICTED:
+        shown = ", ".join(candidate.conflicts[:SHOWN_CONFLICTS])
+        more = len(candidate.conflicts) - SHOWN_CONFLICTS
         paths = shown + (f" and {more} more" if more > 0 else "")
-        landed = requeue.since(h, work.plan, work.base, head)
-        blamed = requeue.touching(h, landed, replayed.conflicts)
+        blamed = requeue.touching(h, landed, candidate.conflicts)
         reason = (
             f"requeued {requeue.after(blamed)}: its change conflicts with that work, in "
             f"{paths}; {requeue.ANEW}"
         )
-        summary = work.summary or diffs.summary(h.repo, work.base, work.candidate)
         entry = Entry(LedgerOutcome.CONFLICT, reason, summary, case_json(work.outcome))
         return requeue.requeue(h, work, blamed, entry)
-    h.emit(EventKind.REPLAYED, task.id, attempt=attempt.number, onto=head, sha=replayed.sha)
-    before = work.base
-    h.store.rebase_attempt(attempt.id, head, replayed.sha)
-    work.attempt = replace(attempt, base_sha=head, candidate_sha=replayed.sha)
-    work.candidate, work.summary = replayed.sha, ""
-    # The acceptance commands again, on a fresh checkout of the tree that would land.
-    return gate(h, work, replayed_from=before)
+    results = _results(work, candidate)
+    failed = "; ".join(g.detail for g in results if not g.ok)
+    checks = gates(results)
+    if not landed:
+        entry = Entry(LedgerOutcome.CHECKS_FAILED, failed, summary, case_json(work.outcome), checks)
+        return h.retry(work.attempt, work.task, AttemptStatus.FAILED, failed, entry)
+    reason = (
+        f"requeued {requeue.after(landed)}: its checks passed on its own base and failed on "
+        f"top of that work ({failed}); {requeue.ANEW}"
+    )
+    entry = Entry(LedgerOutcome.BROKEN_BY_LANDING, reason, summary, case_json(work.outcome), checks)
+    return requeue.requeue(h, work, landed, entry)
 
 
 def record_landing(h: Harness, attempt: Attempt, sha: str) -> None:

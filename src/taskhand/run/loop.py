@@ -275,6 +275,7 @@ class Runner:
             capped = h.run_cap()
             if capped:
                 return capped
+            h.seat.take()  # a job whose last candidate waited in the merge queue gave it up
             try:
                 result = attempts.attempt(h, self.stages_of(task), plan, book, task)
             except Exception as exc:  # what an agent left must never end the run
