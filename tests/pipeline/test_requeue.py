@@ -128,6 +128,11 @@ def test_a_check_that_fails_only_after_another_landing_requeues_blaming_it(
         "its checks passed on its own base and failed on top of that work"
     ) in shown, shown
     assert "check command failed" in shown
+    entries = json.loads(run_cli("ledger", "T-002", "--repo", repo, "--json").output)["entries"]
+    assert [(e["outcome"], e["after"]) for e in entries] == [
+        ("broken_by_landing", ["T-001"]),
+        ("accepted", []),
+    ]
     # The next attempt's prompt says what landed and that it starts on top of it.
     second = prompts(repo, "T-002")[-1]
     assert "after the landing of T-001 (Part a)" in second

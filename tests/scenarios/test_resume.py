@@ -694,9 +694,12 @@ def with_sleeps(script: Path, rng: random.Random) -> None:
     script.write_text(text, encoding="utf-8")
 
 
-def cli_round(c: Campaign, delay: float | None, flags: tuple[str, ...] = ()) -> bool:
-    """`taskhand run` (or `resume`) killed with its process group after `delay` seconds;
-    `flags`: more of run's options."""
+def cli_round(
+    c: Campaign, delay: float | None, flags: tuple[str, ...] = (), term: bool = False
+) -> bool:
+    """`taskhand run` (or `resume`) killed with its process group after `delay` seconds (with
+    `term`: sent SIGTERM instead, which it heeds, stopping what it started and recording the
+    run interrupted); `flags`: more of run's options."""
     after = c.last_event()
     if after and c.rounds % 2:
         args = ["resume", "--repo", str(c.repo)]
@@ -716,8 +719,21 @@ def cli_round(c: Campaign, delay: float | None, flags: tuple[str, ...] = ()) -> 
         try:
             code = process.wait(timeout=delay if delay is not None else 120)
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            code = process.wait()
+            if term:
+                process.send_signal(signal.SIGTERM)
+                code = process.wait(timeout=60)
+            else:
+                os.killpg(process.pid, signal.SIGKILL)
+                code = process.wait()
+    if term and code == 128 + signal.SIGTERM:
+        store = c.store()
+        if store is not None:  # else stopped before it made its state
+            with store:
+                run = store.latest_run()
+                stopped = store.attempts(run.id) if run else []
+                c.interrupted |= {a.id for a in stopped if a.status == "interrupted"}
+        c.kills.append(f"SIGTERM ({time.monotonic() - began:.2f}s, {args[0]})")
+        return True
     if code == KILLED:
         c.killed(after)
         c.kills[-1] += f" ({time.monotonic() - began:.2f}s, {args[0]})"

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from taskhand import demo
+from taskhand.state.paths import StateDir
 from taskhand.state.store import Store
 from taskhand.workspace.snapshot import snapshot
 from tests.plans import md_task
@@ -199,3 +200,82 @@ def test_sigkill_between_a_conflict_and_its_requeue(
     assert any(a.status == "requeued" for a in landed.attempts), where
     nothing_orphaned(c, landed)
     assert snapshot(c.repo) == c.before, f"{where}: the checkout changed"
+
+
+# Kills inside the merge queue while several candidates gate at once: one joined and the next
+# not yet, checks begun on top of those ahead, a result in and not yet said, a replay made,
+# the attempt rebased onto the commit that lands and the branch not yet moved, and after.
+QUEUE_POINTS = [
+    "event:queued#2",
+    "event:gating",
+    "event:gating#2",
+    "call:taskhand.pipeline.gate:recheck#2",
+    "event:gated",
+    "call:taskhand.workspace.replay:onto#2",
+    "call:taskhand.state.store:Store.rebase_attempt",
+    "call:taskhand.workspace.refs:move_branch#2",
+    "event:integrated#2",
+]
+
+
+def build_gating(folder: Path) -> tuple[Path, Path, Path]:
+    """Four tasks made close together, each check half a second: their candidates wait in the
+    queue together, each gating on top of those ahead while those still gate."""
+    files = {"plan/overview.md": "# Files\n\n## Goal\nWrite files.\n"}
+    tasks: dict[str, list[dict[str, Any]]] = {}
+    for n in range(1, 5):
+        task_id = f"T-00{n}"
+        check = f"- `$ sh -c 'sleep 0.5; test -f out/f{n}.txt'` passes\n"
+        body = f"## Description\nWrite f{n}.\n\n## Acceptance criteria\n{check}"
+        files[f"plan/{task_id}-file.md"] = md_task(task_id, f"File {n}", body)
+        actions = [{"sleep": 0.1 * n}, {"write": f"out/f{n}.txt", "text": f"{n}\n"}]
+        tasks[task_id] = [{"resolution": f"Wrote f{n}.", "actions": actions}]
+    repo = make_repo(folder / "repo", files)
+    script = folder / "replay.toml"
+    script.write_text(toml_script(tasks), encoding="utf-8")
+    return repo, repo / "plan", script
+
+
+def checked_where_it_landed(c: Campaign) -> None:
+    """Each commit the run branch holds passed its checks on exactly its tree: a replay the
+    queue made has a `gating` on it whose `gated` passed; any other commit is a worker's own
+    candidate, on the base its gate stage checked it on."""
+    with Store.open(StateDir.for_repo(c.repo).database) as store:
+        run = store.runs()[0]
+        events = store.events(run.id)
+    replays = {e.data["sha"] for e in events if e.kind == "replayed"}
+    passed = set()
+    for gating in (e for e in events if e.kind == "gating"):
+        ended = [e for e in events if e.kind == "gated" and e.task_id == gating.task_id]
+        after = [e for e in ended if e.id > gating.id][:1]
+        if after and after[0].data["ok"]:
+            passed.add(gating.data["sha"])
+    for sha in _git(c.repo, "rev-list", f"{run.base_sha}..{run.run_branch}").split():
+        assert sha not in replays or sha in passed, f"{c.where()}: {sha} landed unchecked"
+
+
+@pytest.mark.parametrize("kill", QUEUE_POINTS)
+def test_sigkill_inside_the_merge_queue(tmp_path: Path, home: Path, seed: int, kill: str) -> None:
+    repo, plan, script = build_gating(tmp_path)
+    c = FourJobs(f"four jobs gating, {kill}", repo, plan, script, seed, tmp_path / "logs")
+    assert c.round(kill), f"{c.where()}: the run never reached {kill}"
+    c.finish()
+    verify_parallel(c)
+    checked_where_it_landed(c)
+
+
+def test_random_sigkills_and_sigterms_while_candidates_gate(
+    tmp_path: Path, home: Path, seed: int
+) -> None:
+    """Kills (SIGKILL, and SIGTERM every third) at random moments of a queue where several
+    candidates gate at once; then resume: each task lands once, on a tree it was checked on."""
+    rng = random.Random(seed)
+    repo, plan, script = build_gating(tmp_path)
+    c = FourJobs("random kills while gating", repo, plan, script, seed, tmp_path / "logs")
+    while c.status() != "completed":
+        assert c.rounds < MAX_ROUNDS, f"{c.where()}: no progress"
+        delay = rng.uniform(0.3, 2.5) if len(c.kills) < 6 else None
+        cli_round(c, delay, ("--jobs", "4"), term=len(c.kills) % 3 == 2)
+    verify_parallel(c)
+    checked_where_it_landed(c)
+    assert len(c.kills) >= 3, f"{c.where()}: only {len(c.kills)} kills"

@@ -56,8 +56,9 @@ def test_stats_count_the_units_conflicts_wasted_and_the_re_gates(
     # T-003's first attempt (lost after its replay) and the conflicted neighbour.
     assert queue["conflicts"] == 2
     assert queue["conflict_unit_seconds"] >= 1.0 + 0.6
-    replays = recorder.of("replayed")
-    assert queue["regates"] == len(replays) >= 2
+    regated = recorder.of("gated")
+    assert queue["regates"] == len(regated) >= 2
+    assert queue["regate_seconds"] == round(sum(e.data["seconds"] for e in regated), 3)
     assert queue["regate_seconds"] > 0
     shown = run_cli("stats", "--repo", repo)
     assert shown.exit_code == 0, shown.output

@@ -14,6 +14,7 @@ from taskhand.cli.options import JSON, REPO
 from taskhand.plan import formats
 from taskhand.plan.model import Status
 from taskhand.run import clean, launch, lookup, retention
+from taskhand.state.events import EventKind
 from taskhand.state.records import RunStatus
 from taskhand.text import dumps, plural
 from taskhand.views import ledger as ledger_view
@@ -120,8 +121,12 @@ def ledger(task_id: str | None, run_id: str | None, repo: Path | None, as_json: 
     with store:
         found = lookup.pick(store, run_id, root)
         entries = store.ledger(found.id, task_id)
+        blamed = ledger_view.blamed(store.events_of(found.id, EventKind.ATTEMPT_REQUEUED))
     if as_json:
-        click.echo(_json({"run": found.id, "entries": [e.as_json() for e in entries]}))
+        shown = [
+            {**e.as_json(), "after": blamed.get((e.task_id, e.iteration), [])} for e in entries
+        ]
+        click.echo(_json({"run": found.id, "entries": shown}))
         return
     if not entries:
         echo(f"run {found.id}: no attempt of {task_id or 'any task'} has ended yet")

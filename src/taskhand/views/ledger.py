@@ -4,8 +4,15 @@ that failed and every reviewer's verdict, read from the typed ledger entries.
 
 from __future__ import annotations
 
+from taskhand.state.events import Event
 from taskhand.state.ledger import LedgerEntry, VerdictNote
 from taskhand.text import printable
+
+
+def blamed(requeued: list[Event]) -> dict[tuple[str, int], list[str]]:
+    """Whose landings each requeued attempt came after (task and attempt number: the task
+    ids), from the attempt_requeued events."""
+    return {(e.task_id or "", int(e.data["attempt"])): list(e.data["after"]) for e in requeued}
 
 
 def lines(entries: list[LedgerEntry]) -> list[str]:

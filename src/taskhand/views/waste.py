@@ -1,7 +1,8 @@
 """What a run of several jobs spent beyond its work, as `taskhand stats` shows it per run: the
 unit-seconds of attempts a conflict ended (their candidate conflicted with work that landed
-meanwhile, or failed its checks once replayed onto it: the next attempt redoes the work), and
-the re-gates (acceptance checks run again on a replayed candidate) with their seconds."""
+meanwhile, or failed its checks only on top of it: the next attempt redoes the work), and the
+re-gates (acceptance checks run again in the merge queue, on the tree a candidate would land
+as) with their seconds."""
 
 from __future__ import annotations
 
@@ -14,13 +15,6 @@ from taskhand.state.ledger import LedgerOutcome
 from taskhand.state.records import Run
 from taskhand.state.store import Store
 
-# After these a task's checks belong to no replay.
-_ENDS = (
-    EventKind.INTEGRATED,
-    EventKind.ATTEMPT_FAILED,
-    EventKind.ATTEMPT_REQUEUED,
-    EventKind.ATTEMPT_STARTED,
-)
 # How the ledger says an attempt was lost to other tasks' landings (pipeline/requeue.py): its
 # change conflicted with theirs, or its checks failed only on top of them.
 CONFLICTED = frozenset({LedgerOutcome.CONFLICT, LedgerOutcome.BROKEN_BY_LANDING})
@@ -32,7 +26,7 @@ class Waste:
     conflicts: int  # attempts a conflict ended
     conflict_seconds: float  # the agent time of their units
     regates: int  # replayed candidates whose checks ran again
-    regate_seconds: float  # from each replay to its last check
+    regate_seconds: float  # the seconds those checks took
 
     @property
     def line(self) -> str:
@@ -73,18 +67,9 @@ def shown(wasted: Waste, run: Run) -> bool:
 
 
 def _regates(events: list[Event]) -> list[float]:
-    """The seconds of each replay's checks: from the replay to the last check after it."""
-    since: dict[str, str] = {}  # task -> when its candidate was replayed
-    spans: dict[tuple[str, str], float] = {}
-    for event in events:
-        task = event.task_id or ""
-        if event.kind == EventKind.REPLAYED:
-            since[task] = event.ts
-        elif event.kind == EventKind.GATE and task in since:
-            spans[(task, since[task])] = _seconds(since[task], event.ts)
-        elif event.kind in _ENDS:
-            since.pop(task, None)
-    return list(spans.values())
+    """The seconds of each check run again in the merge queue, on the tree a candidate would
+    land as (pipeline/queue.py)."""
+    return [float(e.data.get("seconds", 0.0)) for e in events if e.kind == EventKind.GATED]
 
 
 def _seconds(start: str, end: str) -> float:
