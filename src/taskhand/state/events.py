@@ -323,6 +323,9 @@ Payload = (
     | QuestionAsked
     | Delivered
     | Replayed
+    | Queued
+    | Gating
+    | Gated
     | Held
     | Disposed
     | Pruned
