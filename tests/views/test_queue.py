@@ -5,6 +5,7 @@ way out of it (landing, a requeue, an attempt's end, the run's end)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -12,18 +13,22 @@ from typing import Any
 import pytest
 
 from taskhand.state.events import EventKind
+from taskhand.state.paths import StateDir
 from taskhand.state.store import Store
 from taskhand.views.queue import Queue, of_run
+from tests.plans import md_plan
+from tests.runs import make_repo
 
 Kind = EventKind
 
 
 class Run:
-    """A run in a real store, whose log a test writes event by event."""
+    """A run of `plan` in a real store, whose log a test writes event by event, as the
+    runner's merge queue would."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, plan: str = "plan") -> None:
         self.store = store
-        self.id = store.create_run("plan", "markdown", "repo", "base", "taskhand/run", {}).id
+        self.id = store.create_run(plan, "markdown", "repo", "base", "taskhand/run", {}).id
 
     def log(self, kind: EventKind, task: str | None = None, **data: Any) -> str:
         """Write an event; its time."""
@@ -53,6 +58,30 @@ class Run:
 def run(tmp_path: Path) -> Iterator[Run]:
     with Store.open(tmp_path / "state.db") as store:
         yield Run(store)
+
+
+def queue_repo(tmp_path: Path) -> Path:
+    """A repository with a plan of three tasks, T-001 to T-003."""
+    plan = md_plan(("T-001", {}), ("T-002", {}), ("T-003", {}))
+    return make_repo(tmp_path / "repo", {f"plan/{name}": str(text) for name, text in plan.items()})
+
+
+@contextmanager
+def plan_run(repo: Path) -> Iterator[Run]:
+    """A run of the repository's plan in its store, as the boards find it."""
+    with Store.open(StateDir.for_repo(repo).database) as store:
+        yield Run(store, str((repo / "plan").resolve()))
+
+
+def gate_on_top(run: Run) -> str:
+    """T-001 at the front gating, T-002 gating on top of it, T-003 waiting behind: the time
+    T-002's checks started."""
+    run.log(Kind.RUN_STARTED, plan="plan", base="b", branch="r", agent="replay")
+    run.queued("T-001")
+    run.queued("T-002", "T-001")
+    run.queued("T-003", "T-001", "T-002")
+    run.gating("T-001")
+    return run.gating("T-002", "T-001")
 
 
 def later(ts: str, seconds: float) -> str:
