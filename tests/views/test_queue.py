@@ -134,7 +134,7 @@ def test_a_candidate_joins_behind_those_the_queue_says_are_ahead(run: Run) -> No
 
 def test_a_moot_result_waits_and_gates_again_on_what_is_left(run: Run) -> None:
     run.queued("T-001")
-    run.queued("T-002", "T-001")
+    joined = run.queued("T-002", "T-001")
     run.gating("T-001")
     run.gating("T-002", "T-001")
     run.log(Kind.ATTEMPT_REQUEUED, "T-001", attempt=1, after=["T-009"], reason="conflict")
@@ -145,7 +145,11 @@ def test_a_moot_result_waits_and_gates_again_on_what_is_left(run: Run) -> None:
     again = run.gating("T-002")
     [entry] = run.queue(later(again, 3)).as_json()
     assert (entry["text"], entry["since"], entry["seconds"]) == ("gating", again, 3.0)
-    assert entry["queued_seconds"] > 3.0  # in the queue since it first joined
+    # In the queue since it first joined, not since its checks began again.
+    waited = (
+        datetime.fromisoformat(later(again, 3)) - datetime.fromisoformat(joined)
+    ).total_seconds()
+    assert (entry["joined"], entry["queued_seconds"]) == (joined, round(waited, 3))
 
 
 LEAVING: list[tuple[EventKind, dict[str, Any]]] = [
