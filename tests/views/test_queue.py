@@ -167,12 +167,31 @@ def test_an_entry_leaves_and_those_behind_move_up(
     run.queued("T-001")
     run.queued("T-002", "T-001")
     run.queued("T-003", "T-001", "T-002")
-    run.gated("T-003", "T-001", "T-002")
-    assert run.shown()[2] == ("T-003", "passed, lands after T-001, T-002")
+    run.gating("T-003", "T-001", "T-002")
     run.log(kind, "T-002", **data)
-    assert run.shown() == [("T-001", "waits"), ("T-003", "passed, lands after T-001")]
+    # Its checks run on until they end (the queue then says whether they still count).
+    assert run.shown() == [("T-001", "waits"), ("T-003", "gating on top of T-001, T-002")]
     run.log(kind, "T-001", **data)
-    assert run.shown() == [("T-003", "passed")]
+    assert run.shown() == [("T-003", "gating on top of T-001, T-002")]
+    assert run.queue().entries[0].ahead == ()
+
+
+@pytest.mark.parametrize(("kind", "data"), LEAVING[1:], ids=[k.value for k, _ in LEAVING[1:]])
+def test_a_result_on_top_of_a_candidate_that_left_unlanded_is_moot(
+    run: Run, kind: EventKind, data: dict[str, Any]
+) -> None:
+    run.queued("T-001")
+    run.queued("T-002", "T-001")
+    run.queued("T-003", "T-001", "T-002")
+    run.gated("T-002", "T-001")
+    run.gated("T-003", "T-001", "T-002", ok=False)
+    run.log(Kind.INTEGRATED, "T-001", sha="c3")  # landed as checked: the results stand
+    assert run.shown() == [
+        ("T-002", "passed"),
+        ("T-003", "failed on top of T-001, T-002, waits for T-002"),
+    ]
+    run.log(kind, "T-002", **data)  # gone unlanded: T-003's tree is not what it would land as
+    assert run.shown() == [("T-003", "waits")]
 
 
 def test_a_candidate_lands_without_gating_and_a_requeued_one_joins_again(run: Run) -> None:

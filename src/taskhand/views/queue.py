@@ -110,6 +110,8 @@ def of_events(events: list[Event], now: datetime) -> Queue:
             order.clear()
         elif event.kind in LEAVES and at is not None:
             del order[at]
+            if event.kind is not EventKind.INTEGRATED:  # what was checked on top of it is moot
+                order = [_moot(entry, task, event.ts) for entry in order]
         elif event.kind is EventKind.QUEUED:
             if at is not None:
                 del order[at]
@@ -130,6 +132,14 @@ def of_events(events: list[Event], now: datetime) -> Queue:
             order[at] = _ended(order[at], decode_as(event, Gated), event.ts)
     ids = [entry.task_id for entry in order]
     return Queue(tuple(replace(e, ahead=tuple(ids[:i])) for i, e in enumerate(order)), now)
+
+
+def _moot(entry: Entry, left: str, ts: str) -> Entry:
+    """A result on top of a candidate that left without landing: it waits to gate again (one
+    still gating says so when its checks end)."""
+    if entry.state in (State.PASSED, State.FAILED) and left in entry.on:
+        return replace(entry, state=State.WAITS, on=(), since=ts)
+    return entry
 
 
 def _ended(entry: Entry, gated: Gated, ts: str) -> Entry:
