@@ -1,5 +1,6 @@
 """The terminal board, live: while a run goes, it draws the working unit's badge, and the task
-in its next column as the run's events arrive; Ctrl-C ends it cleanly, in a real terminal too."""
+in its next column as the run's events arrive, and the merge queue while it has entries; Ctrl-C
+ends it cleanly, in a real terminal too."""
 
 from __future__ import annotations
 
@@ -22,9 +23,11 @@ import pytest
 from rich.console import Console
 
 from taskhand.board.watch import watch
+from taskhand.state.events import EventKind
 from tests.pipeline.test_full import plan_repo, replay
 from tests.runs import run_plan
 from tests.views.test_board import placed, waiting_plan
+from tests.views.test_queue import gate_on_top, plan_run, queue_repo
 
 SECONDS = 60  # the most any wait here takes on a loaded machine
 
@@ -177,3 +180,39 @@ def _read_until(fd: int, wanted: bytes | None, shown: bytes) -> bytes:
             return shown
         shown += chunk
     return shown
+
+
+def test_the_live_board_shows_the_merge_queue_while_it_has_entries(tmp_path: Path) -> None:
+    repo = queue_repo(tmp_path)
+    console = terminal(width=120)
+    deadline = time.monotonic() + SECONDS
+    steps: list[str] = []
+
+    def last_frame() -> str:
+        drawn = console.export_text(clear=False)
+        return drawn[drawn.rindex("Feature  3 tasks") :] if "Feature  3 tasks" in drawn else ""
+
+    with plan_run(repo) as run:
+
+        def stop() -> bool:
+            """The runner's queue, a step each time the board showed the last one."""
+            shown = " ".join(last_frame().split())
+            if not steps:
+                steps.append("gating")
+                gate_on_top(run)
+            elif steps == ["gating"] and "T-002 gating on top of T-001 0:" in shown:
+                steps.append("landed")
+                run.log(EventKind.INTEGRATED, "T-001", sha="c3")
+            elif steps == ["gating", "landed"] and "merge queue: T-002 gating on top" in shown:
+                steps.append("over")
+                run.log(EventKind.RUN_FINISHED, status="completed", message="done")
+            elif steps[-1] == "over" and "merge queue" not in shown:
+                return True
+            return time.monotonic() > deadline
+
+        watch(repo / "plan", repo, console, poll=0.02, tick=0.05, stop=stop)
+    assert steps == ["gating", "landed", "over"] and time.monotonic() < deadline, last_frame()
+    drawn = " ".join(console.export_text().split())
+    gating = r"merge queue: T-001 gating 0:\d\d · T-002 gating on top of T-001 0:\d\d · T-003 waits"
+    assert re.search(gating, drawn), drawn
+    assert re.search(r"merge queue: T-002 gating on top of T-001 0:\d\d · T-003 waits", drawn)

@@ -1,9 +1,10 @@
 """The terminal board's commands (cli/board.py), `taskhand watch` and `taskhand board --tui`:
-into a pipe (or with --once) one frame, the plan defaulting to the latest run's; bad input is
-one line."""
+into a pipe (or with --once) one frame, the plan defaulting to the latest run's, with its merge
+queue; bad input is one line."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from tests.conftest import RunCli
 from tests.runs import make_repo
 from tests.views.test_board import placed, waiting_plan
+from tests.views.test_queue import gate_on_top, plan_run, queue_repo
 
 
 @pytest.fixture
@@ -59,3 +61,22 @@ def test_watch_where_nothing_ran_names_the_fix(
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1
     assert "no runs here to take the plan from: name the PLAN" in result.stderr
+
+
+def test_watch_shows_the_merge_queue_of_the_latest_run(
+    tmp_path: Path, run_cli: RunCli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = queue_repo(tmp_path)
+    monkeypatch.chdir(repo)
+    monkeypatch.setenv("COLUMNS", "120")
+    with plan_run(repo) as run:
+        gate_on_top(run)
+        result = run_cli("watch")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == "Feature  3 tasks; 0 wait for a person"
+    assert re.fullmatch(
+        r"merge queue: T-001 gating 0:\d\d · T-002 gating on top of T-001 0:\d\d · T-003 waits",
+        lines[1],
+    ), lines[1]
+    assert "merge queue: gating on top of T-001" in result.stdout

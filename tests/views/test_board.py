@@ -1,7 +1,8 @@
 """The terminal board's frame over a real plan run by the replay agent: each task in its
 status's column (the one `show --json` gives), with what it waits for and its cost so far; a
 title planted with escape sequences and rich markup shows as inert text; a move shows in the
-next frame."""
+next frame; the merge queue shows over the columns and on each queued card while it has
+entries."""
 
 from __future__ import annotations
 
@@ -16,12 +17,14 @@ from rich.console import Console
 
 from taskhand.board.reader import plan_data
 from taskhand.run import moves
+from taskhand.state.events import EventKind
 from taskhand.state.life import Lifecycle
 from taskhand.views.board import Frame, card
 from tests import ROOT
 from tests.conftest import RunCli
 from tests.pipeline.test_full import plan_repo, replay
 from tests.runs import run_plan
+from tests.views.test_queue import gate_on_top, plan_run, queue_repo
 from tests.views.test_terminal import EVIL, assert_clean
 
 HEADING = re.compile(r"╭─+ (\S+) \((\d+)\) ─*╮")
@@ -171,3 +174,35 @@ def test_the_columns_come_in_the_web_boards_order() -> None:
     found = re.search(r"const COLUMNS = \[([^\]]*)\]", script)
     assert found, "board.js names its columns in COLUMNS"
     assert re.findall(r'"([a-z-]+)"', found[1]) == [str(status) for status in Lifecycle]
+
+
+def test_the_merge_queue_shows_over_the_columns_and_on_each_queued_card(tmp_path: Path) -> None:
+    repo = queue_repo(tmp_path)
+    assert "merge queue" not in draw(repo, width=200)  # nothing queued: no line for it
+    with plan_run(repo) as run:
+        gate_on_top(run)
+        text = draw(repo, width=200)
+        line = next(line for line in text.splitlines() if line.startswith("merge queue: "))
+        assert re.fullmatch(
+            r"merge queue: T-001 gating 0:0\d · T-002 gating on top of T-001 0:0\d · T-003 waits",
+            line.rstrip(),
+        ), line
+        assert "merge queue: gating on top of T-001" in card_of(text, "T-002")
+        assert "merge queue: waits" in card_of(text, "T-003")
+        run.log(EventKind.INTEGRATED, "T-001", sha="c3")
+        run.gated("T-002", "T-001", current=False)
+        text = draw(repo, width=200)
+        assert "merge queue: T-002 waits · T-003 waits" in text
+        assert "merge queue" not in card_of(text, "T-001")
+        run.log(EventKind.RUN_FINISHED, status="completed", message="done")
+        assert "merge queue" not in draw(repo, width=200)  # the run is over: the line goes
+
+
+def test_a_queued_task_id_with_escapes_shows_as_inert_text(tmp_path: Path) -> None:
+    repo = queue_repo(tmp_path)
+    with plan_run(repo) as run:
+        run.queued(f"[bold]T-9[/bold] {EVIL}")
+        output = draw(repo, width=300, color=True)
+    own = re.sub(r"\x1b\[[0-9;]*m", "", output)
+    assert "\x1b" not in own and "\x9b" not in own and "]52;" not in own
+    assert "merge queue: [bold]T-9[/bold]" in own

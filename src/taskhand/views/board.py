@@ -1,6 +1,7 @@
 """The terminal board's frame: the plan as `show --json` gives it (the web board's data), drawn
 as rich columns, one per lifecycle status that has tasks, in the lifecycle's order, with a card
-per task. What a task or an agent wrote goes in as printable Text, never as markup.
+per task, under a line of the merge queue while candidates wait in it. What a task or an agent
+wrote goes in as printable Text, never as markup.
 """
 
 from __future__ import annotations
@@ -52,16 +53,56 @@ def header(data: Mapping[str, Any]) -> Text:
     return shown
 
 
-def card(task: TaskData, now: datetime, done: frozenset[str] = frozenset()) -> Text:
+# How each state of a merge queue's entry stands out (views/queue.py's states).
+QUEUE_STYLES = {"gating": "bold yellow", "passed": "green", "failed": "red", "waits": "dim"}
+
+
+def merge_queue(data: Mapping[str, Any], now: datetime) -> Text | None:
+    """The merge queue in a line, front first, while it has entries: `merge queue: T-003
+    gating on top of T-001, T-002 0:12 · T-004 waits` (a gate's time so far)."""
+    entries = data.get("queue") or []
+    if not entries:
+        return None
+    shown = Text("merge queue: ", style="bold")
+    for index, entry in enumerate(entries):
+        if index:
+            shown.append(" · ", style="dim")
+        words = f"{printable(str(entry['task_id']))} {queue_text(entry, now)}"
+        shown.append(words, style=QUEUE_STYLES.get(str(entry.get("state")), ""))
+    return shown
+
+
+def queue_text(entry: Mapping[str, Any], now: datetime) -> str:
+    """Where an entry stands (`gating on top of T-001 0:12`), with its gate's time so far."""
+    text = printable(str(entry.get("text") or entry.get("state") or ""))
+    if entry.get("state") != "gating":
+        return text
+    try:
+        started = datetime.fromisoformat(str(entry.get("since")))
+    except ValueError:
+        return text
+    return f"{text} {clock(max(0.0, (now - started).total_seconds()))}"
+
+
+def card(
+    task: TaskData,
+    now: datetime,
+    done: frozenset[str] = frozenset(),
+    queued: Mapping[str, Any] | None = None,
+) -> Text:
     """One task, as the web board's card shows it: id and kind, title, the working badge (role,
-    time so far), what it waits for (a person's move, else its dependencies not in `done`),
-    the dollars its units cost so far in the plan's latest run, its pull request."""
+    time so far), where it stands in the merge queue (`queued`, its entry), what it waits for
+    (a person's move, else its dependencies not in `done`), the dollars its units cost so far
+    in the plan's latest run, its pull request."""
     shown = Text(printable(str(task["id"])), style="bold")
     if task.get("kind"):
         shown.append(f"  {printable(str(task['kind']))}", style="dim")
     shown.append("\n" + printable(str(task.get("title") or "")))
     if task.get("working"):
         shown.append("\n" + working_badge(task.get("unit"), now), style="bold yellow")
+    if queued is not None:
+        style = QUEUE_STYLES.get(str(queued.get("state")), "")
+        shown.append(f"\nmerge queue: {queue_text(queued, now)}", style=style)
     waits = waits_on(task, done)
     if waits:
         shown.append("\n" + waits, style="bold magenta" if task.get(_WAITING) else "magenta")
@@ -101,12 +142,18 @@ def dollars(cost: float) -> str:
 
 
 def column(
-    status: Lifecycle, tasks: list[TaskData], now: datetime, done: frozenset[str] = frozenset()
+    status: Lifecycle,
+    tasks: list[TaskData],
+    now: datetime,
+    done: frozenset[str] = frozenset(),
+    queued: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Panel:
-    """A status's column: its name and count on the border, its cards a blank line apart."""
+    """A status's column: its name and count on the border, its cards a blank line apart;
+    `queued` holds the merge queue's entries by task."""
     cards: list[Text] = []
     for task in tasks:
-        cards += [Text(""), card(task, now, done)] if cards else [card(task, now, done)]
+        drawn = card(task, now, done, (queued or {}).get(task["id"]))
+        cards += [Text(""), drawn] if cards else [drawn]
     title = Text(f"{status} ({len(tasks)})", style="bold")
     return Panel(Group(*cards), title=title, title_align="left", border_style=_style(status))
 
@@ -131,14 +178,20 @@ class Frame:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield header(self.data)
+        line = merge_queue(self.data, self.now)
+        if line is not None:
+            yield line
         shown = columns(self.data)
         done = frozenset(t["id"] for t in self.data.get("tasks", []) if t["status"] == Status.DONE)
+        queued = {str(e["task_id"]): e for e in self.data.get("queue") or []}
         across = max(1, min(len(shown), options.max_width // COLUMN_WIDTH))
         for start in range(0, len(shown), across):
             row = Table.grid(expand=True)
             for _ in range(across):
                 row.add_column(ratio=1)
-            panels = [column(s, ts, self.now, done) for s, ts in shown[start : start + across]]
+            panels = [
+                column(s, ts, self.now, done, queued) for s, ts in shown[start : start + across]
+            ]
             row.add_row(*panels, *[Text("")] * (across - len(panels)))
             yield row
         if not shown:

@@ -6,6 +6,7 @@ import { locked, notice, send, stopped, token, withToken } from "./api.js";
 import { dollars, element, since, webAddress } from "./dom.js";
 import { closeDrawer, openDrawer, openedTask } from "./drawer.js";
 import { follow, showWorking } from "./live.js";
+import { queueBadge, showQueue } from "./queue.js";
 
 const COLUMNS = ["draft", "spec", "needs-input", "plan", "planned", "prototype", "ready",
   "implementing", "review", "qa", "judge", "done", "delivered", "parked", "failed"];
@@ -51,7 +52,7 @@ function waitsOn(task, done) {
   return open.length && !task.working ? `waits on ${open.join(", ")}` : "";
 }
 
-function card(task, done) {
+function card(task, done, queued) {
   const made = element("article", "card");
   made.dataset.task = task.id;
   made.tabIndex = 0;
@@ -73,6 +74,7 @@ function card(task, done) {
     }
     made.append(badge);
   }
+  if (queued) made.append(queueBadge(queued));
   const waits = waitsOn(task, done);
   if (waits) made.append(element("p", "waits", waits));
   for (const question of (task.questions || []).filter((q) => q.open)) {
@@ -152,13 +154,13 @@ function dropped(taskId, status) {
   notice(`${task.id} cannot go from ${task.lifecycle} to ${status}: ${why}`);
 }
 
-function column(status, tasks, done) {
+function column(status, tasks, done, queued) {
   const made = element("section", "column");
   made.dataset.status = status;
   made.classList.toggle("empty", tasks.length === 0);
   const heading = element("h2", "", status);
   heading.append(element("span", "count", String(tasks.length)));
-  made.append(heading, ...tasks.map((task) => card(task, done)));
+  made.append(heading, ...tasks.map((task) => card(task, done, queued.get(task.id))));
   return made;
 }
 
@@ -195,9 +197,12 @@ function draw(found) {
   const focused = document.activeElement?.closest?.(".card")?.dataset.task;
   document.getElementById("plan-title").textContent = plan.title;
   const done = new Set(plan.tasks.filter((t) => t.status === "DONE").map((t) => t.id));
+  const queued = new Map((plan.queue || []).map((entry) => [entry.task_id, entry]));
+  showQueue(plan.queue);
   const byStatus = Object.fromEntries(COLUMNS.map((status) => [status, []]));
   for (const task of plan.tasks) (byStatus[task.lifecycle] ||= []).push(task);
-  const columns = Object.entries(byStatus).map(([status, tasks]) => column(status, tasks, done));
+  const columns = Object.entries(byStatus)
+    .map(([status, tasks]) => column(status, tasks, done, queued));
   board.replaceChildren(...columns);
   if (focused) document.querySelector(`.card[data-task="${CSS.escape(focused)}"]`)?.focus();
   const waiting = plan.tasks.filter((t) => t.waiting && !t.working);
@@ -264,7 +269,7 @@ function walk(current, arrow) {
 
 document.getElementById("close").addEventListener("click", closeDrawer);
 document.addEventListener("board:changed", refresh);
-// Working badges count up between reads.
+// Working badges and gates' times count up between reads.
 setInterval(() => {
   for (const shown of document.querySelectorAll(".elapsed[data-since]")) {
     shown.textContent = since(shown.dataset.since);

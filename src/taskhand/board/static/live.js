@@ -188,5 +188,12 @@ function summary(event) {
     const value = event[key];
     if (value !== undefined && value !== null && value !== "") words.push(String(value));
   }
+  // The merge queue's: whom it joins behind, what its checks run on top of, how they ended.
+  const listed = (ids) => (Array.isArray(ids) && ids.length ? ids.join(", ") : "");
+  if (listed(event.ahead)) words.push(`behind ${listed(event.ahead)}`);
+  if (listed(event.on)) words.push(`on top of ${listed(event.on)}`);
+  if (event.kind === "gated") {
+    words.push(event.current === false ? "moot" : event.ok ? "passed" : "failed");
+  }
   return words.join(" · ");
 }
