@@ -21,7 +21,7 @@ from taskhand.config import RunConfig
 from taskhand.host import ports
 from taskhand.host.secrets import Redactor
 from taskhand.pipeline.guard import Guard
-from taskhand.pipeline.queue import MergeQueue
+from taskhand.pipeline.queue import MergeQueue, Seat
 from taskhand.pipeline.track import Tracker
 from taskhand.pipeline.transcript import TranscriptFile
 from taskhand.pipeline.work import Ended
@@ -85,9 +85,7 @@ class Harness:
         self.landing = threading.RLock()
         self.guard = Guard(store, run, self.plan_path, sandbox.active, self.emit, self.landing)
         self.queue = MergeQueue(self.landing, config.gates or config.jobs)
-        # A job of several gives its seat back while its candidate waits in the queue, and
-        # takes one again before another attempt's units (run/jobs.py).
-        self.seat: Seat = Seat()
+        self.seat = Seat()  # a job's, given back while its candidate waits (run/jobs.py)
         self.slot = ""  # which job this harness serves ("" for the run's own); copies per job
         self.track = Tracker(store, str(self.plan_path.resolve()), config.pipeline, self.emit)
 
@@ -347,12 +345,6 @@ class Harness:
         )
         return forked
 
-    def gate_copy(self, slot: int) -> tuple[Path, Path]:
-        """Where the merge queue's gate slot `slot` checks candidates, for the whole run."""
-        name = f"queue-checks-{slot}"
-        self.copies.add(name)
-        return self.copy_place(name)
-
     def review_copy(self, lens: str) -> tuple[Path, Path]:
         """Where the reviewers through `lens` (or a read-only role of the lifecycle, or the
         gate's checks) work, one after another, for the whole run (one copy per job), and
@@ -378,17 +370,6 @@ class Harness:
         self.listener(self.store.event(self.run.id, kind, task_id, **self.redact.value(data)))
 
 
-class Seat:
-    """A job's claim on running agent units, in a run of several jobs (run/jobs.py); the
-    run's own harness holds one for good."""
-
-    def give_back(self) -> None:
-        """Its candidate waits in the merge queue: another task may run its units meanwhile."""
-
-    def take(self) -> None:
-        """Before an attempt's units: wait for a seat if it gave its own back."""
-
-
 def verdict_json(verdict: Verdict, lens: str = "general") -> dict[str, Any]:
     return {"lens": lens, **verdict.as_json()}
 
@@ -410,7 +391,7 @@ def workspace_relative(text: str, worktree: Path) -> str:
     reviewer's note must not show an agent where the harness keeps its worktrees."""
     for folder in {worktree.parent.parent.resolve(), worktree.parent.parent.absolute()}:
         own = re.escape(f"{folder}/{worktree.parent.name}/{worktree.name}")
-        copies = re.escape(f"{folder}/review-") + "[a-z]+(?:-[0-9]+)?"
+        copies = re.escape(f"{folder}/review-") + "[a-z]+(?:-[0-9]+)*"
         for place in (own, copies):
             text = re.sub(place + "/", "", text)
             text = re.sub(place + r"(?![\w-])", ".", text)

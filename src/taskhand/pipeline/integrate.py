@@ -80,7 +80,7 @@ def _gate(h: Harness, work: Work, candidate: Candidate, slot: int) -> Ended | No
     number = work.attempt.number
     h.emit(EventKind.GATING, task.id, attempt=number, on=on, onto=candidate.onto, sha=sha)
     began = time.monotonic()
-    found = recheck(h, work, sha, h.gate_copy(slot))
+    found = recheck(h, work, sha, h.review_copy(f"queue-{slot}"))
     if isinstance(found, Ended):
         return found
     current = h.queue.gated(candidate, slot, sha, found)

@@ -168,3 +168,14 @@ class MergeQueue:
                 candidate.gating = self.free_gates.pop()
                 return Step.GATE, candidate.gating
         return None
+
+
+class Seat:
+    """A job's claim on running agents' units, in a run of several jobs (run/jobs.py): given
+    back while its candidate waits in the queue. The run's own harness holds one for good."""
+
+    def give_back(self) -> None:
+        """Its candidate waits in the merge queue: another task may run its units meanwhile."""
+
+    def take(self) -> None:
+        """Before an attempt's units: wait for a seat if it gave its own back."""

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 
 from taskhand.config import Summary
 from taskhand.host import interrupts
-from taskhand.pipeline.harness import Harness, Seat
+from taskhand.pipeline.harness import Harness
+from taskhand.pipeline.queue import Seat
 from taskhand.plan import schedule
 from taskhand.plan.model import Plan, Status
 from taskhand.plan.schedule import Exit

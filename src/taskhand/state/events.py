@@ -15,6 +15,14 @@ from typing import Any, TypeVar, get_type_hints
 from taskhand.plan.model import Status
 from taskhand.state.ledger import CaseNote, VerdictNote
 from taskhand.state.life import Lifecycle
+from taskhand.state.parallel_events import (
+    AttemptRequeued,
+    Gated,
+    Gating,
+    Held,
+    Queued,
+    Replayed,
+)
 from taskhand.state.records import Disposition, RunStatus
 from taskhand.unit import Case, Role
 
@@ -142,15 +150,6 @@ class AttemptEnded:
 
 
 @dataclass(frozen=True)
-class AttemptRequeued:
-    """An attempt whose candidate could not land on top of other tasks' landings."""
-
-    attempt: int
-    after: list[str]  # the tasks whose landing it came after (the blame), oldest first
-    reason: str
-
-
-@dataclass(frozen=True)
 class UnitStarted:
     role: Role
     attempt: int
@@ -227,42 +226,6 @@ class TaskMoved:
     waiting: bool  # a person's move is due now
     by: str  # "harness", or the person's move (approve, revise, ...)
     reason: str = ""
-
-
-@dataclass(frozen=True)
-class Replayed:
-    attempt: int
-    onto: str  # the run branch's head it was replayed onto
-    sha: str  # the new candidate
-
-
-@dataclass(frozen=True)
-class Queued:
-    attempt: int
-    ahead: list[str]  # the tasks whose candidates wait ahead of it, front first
-
-
-@dataclass(frozen=True)
-class Gating:
-    attempt: int
-    on: list[str]  # the tasks whose unlanded candidates the tree holds beneath it, in order
-    onto: str  # the commit it was replayed onto: the run branch's head or the one ahead's
-    sha: str  # the commit whose tree is checked, the one that would land
-
-
-@dataclass(frozen=True)
-class Gated:
-    attempt: int
-    on: list[str]
-    ok: bool
-    seconds: float
-    current: bool = True  # False: a candidate ahead left meanwhile, so the result is moot
-
-
-@dataclass(frozen=True)
-class Held:
-    behind: list[str]  # the running tasks whose files it may change too
-    paths: list[str]  # its paths (declared, or changed by earlier attempts) that meet theirs
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from taskhand.state.events import Event, EventKind, Gated, Gating, Queued, decode_as
+from taskhand.state.events import Event, EventKind, decode_as
+from taskhand.state.parallel_events import Gated, Gating, Queued
 from taskhand.state.store import Store
 
 
