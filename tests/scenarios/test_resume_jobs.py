@@ -209,7 +209,7 @@ QUEUE_POINTS = [
     "event:queued#2",
     "event:gating",
     "event:gating#2",
-    "call:taskhand.pipeline.gate:recheck#2",
+    "call:taskhand.pipeline.integrate:_gate#2",
     "event:gated",
     "call:taskhand.workspace.replay:onto#2",
     "call:taskhand.state.store:Store.rebase_attempt",
@@ -218,13 +218,13 @@ QUEUE_POINTS = [
 ]
 
 
-def build_gating(folder: Path) -> tuple[Path, Path, Path]:
-    """Four tasks made close together, each check half a second: their candidates wait in the
+def build_gating(folder: Path, count: int = 4) -> tuple[Path, Path, Path]:
+    """`count` tasks made close together, each check half a second: their candidates wait in the
     queue together, each gating on top of those ahead while those still gate."""
     files = {"plan/overview.md": "# Files\n\n## Goal\nWrite files.\n"}
     tasks: dict[str, list[dict[str, Any]]] = {}
-    for n in range(1, 5):
-        task_id = f"T-00{n}"
+    for n in range(1, count + 1):
+        task_id = f"T-{n:03d}"
         check = f"- `$ sh -c 'sleep 0.5; test -f out/f{n}.txt'` passes\n"
         body = f"## Description\nWrite f{n}.\n\n## Acceptance criteria\n{check}"
         files[f"plan/{task_id}-file.md"] = md_task(task_id, f"File {n}", body)
@@ -270,11 +270,11 @@ def test_random_sigkills_and_sigterms_while_candidates_gate(
     """Kills (SIGKILL, and SIGTERM every third) at random moments of a queue where several
     candidates gate at once; then resume: each task lands once, on a tree it was checked on."""
     rng = random.Random(seed)
-    repo, plan, script = build_gating(tmp_path)
+    repo, plan, script = build_gating(tmp_path, 10)
     c = FourJobs("random kills while gating", repo, plan, script, seed, tmp_path / "logs")
     while c.status() != "completed":
         assert c.rounds < MAX_ROUNDS, f"{c.where()}: no progress"
-        delay = rng.uniform(0.3, 2.5) if len(c.kills) < 6 else None
+        delay = rng.uniform(0.3, 1.5) if len(c.kills) < 6 else None
         cli_round(c, delay, ("--jobs", "4"), term=len(c.kills) % 3 == 2)
     verify_parallel(c)
     checked_where_it_landed(c)
