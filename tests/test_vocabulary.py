@@ -30,6 +30,10 @@ WORDS = {member.value for enum in VOCABULARY for member in enum}
 OTHER_VOCABULARY = ("agents/", "demo/gh.py")
 # Words that are the same text with another meaning, each with where and why.
 HOMONYMS = {
+    ("config/model.py", "gated"): "an autonomy: a person approves plans and prototypes",
+    ("config/values.py", "gated"): "an autonomy: a person approves plans and prototypes",
+    ("pipeline/queue.py", "gate"): "a merge queue's step: run a candidate's checks",
+    ("pipeline/queue.py", "conflicted"): "a merge queue's step: requeue a conflicting candidate",
     ("unit.py", "verdict"): "a verdict's field, accept or reject",
     ("state/ledger.py", "verdict"): "a verdict's field, accept or reject",
     ("views/progress.py", "passed"): "how a check that passed is marked",

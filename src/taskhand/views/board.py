@@ -20,6 +20,7 @@ from taskhand.pipeline.lifecycle import FINAL, STOPPED
 from taskhand.plan.model import Status
 from taskhand.state.life import Lifecycle
 from taskhand.text import printable
+from taskhand.views.queue import State as QueueState
 from taskhand.views.stats import clock
 
 COLUMN_WIDTH = 28  # a column's least width; a narrower terminal wraps the columns into rows
@@ -54,7 +55,12 @@ def header(data: Mapping[str, Any]) -> Text:
 
 
 # How each state of a merge queue's entry stands out (views/queue.py's states).
-QUEUE_STYLES = {"gating": "bold yellow", "passed": "green", "failed": "red", "waits": "dim"}
+QUEUE_STYLES: dict[str, str] = {
+    QueueState.GATING: "bold yellow",
+    QueueState.PASSED: "green",
+    QueueState.FAILED: "red",
+    QueueState.WAITS: "dim",
+}
 
 
 def merge_queue(data: Mapping[str, Any], now: datetime) -> Text | None:
@@ -75,7 +81,7 @@ def merge_queue(data: Mapping[str, Any], now: datetime) -> Text | None:
 def queue_text(entry: Mapping[str, Any], now: datetime) -> str:
     """Where an entry stands (`gating on top of T-001 0:12`), with its gate's time so far."""
     text = printable(str(entry.get("text") or entry.get("state") or ""))
-    if entry.get("state") != "gating":
+    if entry.get("state") != QueueState.GATING:
         return text
     try:
         started = datetime.fromisoformat(str(entry.get("since")))

@@ -58,14 +58,15 @@ class Entry:
     @property
     def text(self) -> str:
         """Where it stands, in a few words: `gating on top of T-001, T-002`."""
+        state = str(self.state)
         if self.state is State.GATING:
-            return f"gating on top of {', '.join(self.on)}" if self.on else "gating"
+            return f"{state} on top of {', '.join(self.on)}" if self.on else state
         if self.state is State.PASSED:
-            return f"passed, lands after {', '.join(self.ahead)}" if self.ahead else "passed"
+            return f"{state}, lands after {', '.join(self.ahead)}" if self.ahead else state
         if self.state is State.FAILED:
-            failed = f"failed on top of {', '.join(self.on)}" if self.on else "failed"
+            failed = f"{state} on top of {', '.join(self.on)}" if self.on else state
             return f"{failed}, waits for {', '.join(self.ahead)}" if self.ahead else failed
-        return "waits"
+        return state
 
     def as_json(self, now: datetime) -> dict[str, Any]:
         return {
