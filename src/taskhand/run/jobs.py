@@ -56,8 +56,20 @@ def execute(runner: Runner, resumed: list[str]) -> Summary:
             running[future] = task_id
 
         while True:
-            stopped = stopped or h.run_cap()
+            # Read before looking at the jobs: one that ends after this look wakes the wait.
             told = seats.told
+            for future in [f for f in running if f.done()]:
+                task_id = running.pop(future)
+                status, reached = future.result()
+                violated = violated or reached
+                if not isinstance(status, Status):  # a run cap stopped it, resumably
+                    stopped = stopped or status
+                    continue
+                plan = runner.load_plan()
+                StatusBook(plan, runner.store, runner.run.id).complete(task_id, status)
+                h.step("TaskTrack STEP: Complete")
+                h.note_progress(plan)
+            stopped = stopped or h.run_cap()
             if not stopped and not violated:
                 while resumed and (seat := seats.take_new()):
                     start(plan, resumed.pop(0), seat)
@@ -74,17 +86,6 @@ def execute(runner: Runner, resumed: list[str]) -> Summary:
                 plan, _, statuses, _ = runner.select(0)
                 return runner.finish(schedule.exit_condition(plan, statuses) or Exit.NO_ELIGIBLE)
             seats.wait(told)
-            for future in [f for f in running if f.done()]:
-                task_id = running.pop(future)
-                status, reached = future.result()
-                violated = violated or reached
-                if not isinstance(status, Status):  # a run cap stopped it, resumably
-                    stopped = stopped or status
-                    continue
-                plan = runner.load_plan()
-                StatusBook(plan, runner.store, runner.run.id).complete(task_id, status)
-                h.step("TaskTrack STEP: Complete")
-                h.note_progress(plan)
 
 
 def _job(runner: Runner, plan: Plan, task_id: str, seat: JobSeat) -> Result:
