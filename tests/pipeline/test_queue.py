@@ -24,6 +24,7 @@ def queue_of(*names: str, gates: int = 4) -> tuple[MergeQueue, list[Candidate]]:
     found = [Candidate(name, "h0", f"{name}-own") for name in names]
     for candidate in found:
         queue.join(candidate, "h0")
+        queue.ready(candidate)  # reviewed: each may land in its turn
     return queue, found
 
 
@@ -119,6 +120,21 @@ def test_gate_slots_are_bounded_and_given_front_first() -> None:
     assert done == ["B", "C"]
 
 
+def test_a_candidate_still_under_review_is_built_on_but_lands_only_when_ready() -> None:
+    queue = MergeQueue(threading.RLock(), 4)
+    a, b = Candidate("A", "h0", "A-own"), Candidate("B", "h0", "B-own")
+    for c in (a, b):
+        queue.join(c, "h0")
+    queue.ready(b)  # B is through its review; A, ahead of it, is not yet
+    replay_all(queue, [a, b])
+    assert b.onto == "A-own"  # B is checked on top of A meanwhile
+    queue.gated(b, int(queue.next_step(b)[1]), b.sha, PASSED)
+    assert queue.next_step(a, wait=False) is None  # checked, but not ready: it waits
+    assert queue.next_step(b, wait=False) is None  # and B behind it
+    queue.ready(a)
+    assert queue.next_step(a) == (Step.LAND, "h0")
+
+
 def lines_plan(tmp_path: Path, checks: dict[str, str]) -> Path:
     files = {"plan/overview.md": "# Files\n\n## Goal\nFiles.\n"}
     for task_id, check in checks.items():
@@ -171,8 +187,9 @@ def test_candidates_gate_at_once_on_those_ahead_and_land_in_queue_order(tmp_path
 
 def test_a_candidate_behind_a_failing_one_lands_without_it(tmp_path: Path) -> None:
     """T-001 lands first. T-002's check passes on its own base and fails on top of T-001
-    (it wants no f1.txt), so it is requeued, blamed on T-001; T-003, checked on top of T-002
-    meanwhile, is checked again without it and lands before T-002's next attempt."""
+    (it wants no f1.txt), so it is requeued, blamed on T-001; T-003, which joined behind it
+    while that check ran and was checked on top of it, is checked again without it and lands
+    before T-002's next attempt."""
     checks = {
         "T-001": "test -f f1.txt",
         "T-002": "sh -c 'sleep 1.5; test ! -f f1.txt || test -f again.txt'",
@@ -185,7 +202,7 @@ def test_a_candidate_behind_a_failing_one_lands_without_it(tmp_path: Path) -> No
             attempt({"write": "f2.txt", "text": "x\n"}, {"sleep": 0.6}),
             attempt({"write": "again.txt", "text": "x\n"}, {"sleep": 0.1}),
         ],
-        "T-003": [attempt({"write": "f3.txt", "text": "x\n"}, {"sleep": 2.4})],
+        "T-003": [attempt({"write": "f3.txt", "text": "x\n"}, {"sleep": 1.0})],
     }
     summary, recorder = run_plan(repo / "plan", repo, script(tmp_path, tasks), settings={"jobs": 3})
     assert summary.status == "completed", summary.message

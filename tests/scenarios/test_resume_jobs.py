@@ -209,7 +209,7 @@ QUEUE_POINTS = [
     "event:queued#2",
     "event:gating",
     "event:gating#2",
-    "call:taskhand.pipeline.integrate:_gate#2",
+    "call:taskhand.pipeline.gating:_gate#2",
     "event:gated",
     "call:taskhand.workspace.replay:onto#2",
     "call:taskhand.state.store:Store.rebase_attempt",

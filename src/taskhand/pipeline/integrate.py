@@ -1,93 +1,53 @@
-"""The integrate stage: an accepted candidate joins the merge queue and lands on the run branch
-in its turn; the task is done once the stages after it (deliver) pass it on.
+"""The integrate stage: an accepted candidate, in the merge queue since its gate (or joining
+now, with one job or on resume), lands on the run branch in its turn; the task is done once
+the stages after it (deliver) pass it on.
 
-The queue (pipeline/queue.py) says what each candidate does next; this stage does it, in the
-job's thread: replays the candidate's change onto the tip it would land on (the run branch and
-the candidates ahead of it), runs its acceptance commands there when that tree is new (its
-paths and added lines, which scope and whitespace judged, are the ones already checked), and
-lands it at the front when that exact tree passed. A candidate that conflicts with what landed,
-or fails only on top of it, is requeued, blamed on those landings (pipeline/requeue.py): a new
-attempt from the new head, not counted as a failure. The run branch is checked before each
-landing: one an agent moved is put back, and that candidate is not built on. A candidate that
-lands gets its disposition in the integration ledger, and its task branch: its objects are
-copied into the user's repository then (refs.py), and only then.
+The queue (pipeline/queue.py) says what each candidate does next; pipeline/gating.py does it,
+in the job's thread: replays the candidate's change onto the tip it would land on (the run
+branch and the candidates ahead of it), runs its acceptance commands there when that tree is
+new (its paths and added lines, which scope and whitespace judged, are the ones already
+checked), and lands it at the front when that exact tree passed. A candidate that conflicts
+with what landed, or fails only on top of it, is requeued, blamed on those landings
+(pipeline/requeue.py): a new attempt from the new head, not counted as a failure. The run
+branch is checked before each landing: one an agent moved is put back, and that candidate is
+not built on. A candidate that lands gets its disposition in the integration ledger, and its
+task branch: its objects are copied into the user's repository then (refs.py), and only then.
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 from taskhand.gates import GateResult
-from taskhand.pipeline import requeue
-from taskhand.pipeline.gate import gates, recheck
+from taskhand.pipeline import gating, requeue
+from taskhand.pipeline.gate import gates
 from taskhand.pipeline.harness import Harness, case_json
 from taskhand.pipeline.queue import Candidate, Step
 from taskhand.pipeline.work import Ended, Work
 from taskhand.state.events import EventKind
 from taskhand.state.ledger import Entry, LedgerOutcome
 from taskhand.state.records import Attempt, AttemptStatus
-from taskhand.workspace import diffs, refs, replay
+from taskhand.workspace import diffs, refs
 
 SHOWN_CONFLICTS = 20  # paths named in a conflict's reason; the rest are counted
 
 
 def integrate(h: Harness, work: Work) -> Ended | None:
-    task, queue = work.task, h.queue
-    with h.landing:
-        head = refs.branch_sha(h.repo, h.run.run_branch) or work.base
-        candidate = Candidate(task.id, work.base, work.candidate)
-        ahead = queue.join(candidate, head)
-        h.emit(EventKind.QUEUED, task.id, attempt=work.attempt.number, ahead=ahead)
+    # Joined at its gate with several jobs (pipeline/gate.py); a resumed attempt joins now.
+    candidate = work.queued or gating.join(h, work)
+    h.queue.ready(candidate)
     h.seat.give_back()
     try:
-        while True:
-            step, arg = queue.next_step(candidate)
-            if step is Step.REPLAY:
-                _replay(h, work, candidate, str(arg))
-            elif step is Step.GATE:
-                ended = _gate(h, work, candidate, int(arg))
-                if ended is not None:
-                    return ended
-            else:
-                with h.landing:
-                    if step is Step.LAND:
-                        return _land(h, work, candidate)
-                    return _cannot_land(h, work, candidate, step)
+        found = gating.advance(h, work, candidate)
+        if isinstance(found, Ended):
+            return found
+        assert found is not None  # it waited for its turn
+        with h.landing:
+            if found[0] is Step.LAND:
+                return _land(h, work, candidate)
+            return _cannot_land(h, work, candidate, found[0])
     finally:
-        queue.leave(candidate)
-
-
-def _replay(h: Harness, work: Work, candidate: Candidate, tip: str) -> None:
-    """The candidate's own change onto `tip`; on its own base it is the commit checked already,
-    and a task with no acceptance commands has nothing to check again."""
-    if tip == candidate.base:
-        h.queue.replayed(candidate, tip, candidate.own, [], checked=True)
-        return
-    replayed = replay.onto(h.depot, candidate.own, tip)
-    if replayed.sha is not None:
-        number = work.attempt.number
-        h.emit(EventKind.REPLAYED, work.task.id, attempt=number, onto=tip, sha=replayed.sha)
-    checked = True if replayed.sha and not work.task.checks else None
-    h.queue.replayed(candidate, tip, replayed.sha or "", replayed.conflicts, checked)
-
-
-def _gate(h: Harness, work: Work, candidate: Candidate, slot: int) -> Ended | None:
-    """The acceptance commands on the tree the candidate would land as, in gate slot `slot`;
-    the attempt's end when they could not run (a setup that failed, checks that reached past
-    their checkout)."""
-    task, sha, on = work.task, candidate.sha, h.queue.beneath(candidate)
-    number = work.attempt.number
-    h.emit(EventKind.GATING, task.id, attempt=number, on=on, onto=candidate.onto, sha=sha)
-    began = time.monotonic()
-    found = recheck(h, work, sha, h.review_copy(f"queue-{slot}"))
-    if isinstance(found, Ended):
-        return found
-    current = h.queue.gated(candidate, slot, sha, found)
-    seconds = round(time.monotonic() - began, 3)
-    ok = all(g.ok for g in found)
-    h.emit(EventKind.GATED, task.id, attempt=number, on=on, ok=ok, seconds=seconds, current=current)
-    return None
+        h.queue.leave(candidate)
 
 
 def _results(work: Work, candidate: Candidate) -> list[GateResult]:

@@ -1,5 +1,6 @@
-"""The merge queue: accepted candidates wait in order, each checked on the tree it would land
-as (the run branch and every candidate ahead of it), all at once; they land in order.
+"""The merge queue: candidates wait in order, each checked on the tree it would land as (the
+run branch and every candidate ahead of it), all at once; they land in order, each once its
+reviewer accepted it (it joins at its gate, so those behind build on it meanwhile).
 
 Speculative gating, as Zuul, bors and GitHub's merge queue run it. Each candidate is replayed
 onto the one ahead of it (or onto the run branch, at the front), and its acceptance checks run
@@ -11,11 +12,11 @@ failure is theirs to blame (pipeline/requeue.py); if one of them left, it is rep
 checked again without it. Candidates behind one that left are replayed too, since their trees
 held it.
 
-This module is the queue's state and its decisions, under the run's landing lock; the integrate
-stage (pipeline/integrate.py) does the git and the checks each step calls for, in the job's own
-thread, outside the lock. Only a candidate's own thread changes its entry, so a check never
-races its own result. How many checks run at once is bounded by numbered gate slots (each a
-checkout of its own), granted front first.
+This module is the queue's state and its decisions, under the run's landing lock;
+pipeline/gating.py does the git and the checks each step calls for, in the job's own thread,
+outside the lock (from the gate stage, then the integrate stage). Only a candidate's own thread
+changes its entry, so a check never races its own result. How many checks run at once is
+bounded by numbered gate slots (each a checkout of its own), granted front first.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ _WAKE_SECONDS = 0.25  # how often a waiting candidate looks whether the run is s
 
 @dataclass(eq=False)
 class Candidate:
-    """One task's accepted candidate in the queue."""
+    """One task's candidate in the queue."""
 
     task_id: str
     base: str  # the commit the attempt started from
@@ -44,6 +45,9 @@ class Candidate:
     checks: list[GateResult] | None = None  # the acceptance commands' results on `sha`
     gating: int = 0  # the gate slot its checks run in, 0 when they do not run
     wants_gate: bool = False
+    # Reviewed and through every stage before landing: only then may it land (it joins at
+    # its gate, so that those behind build on it while it is reviewed).
+    is_ready: bool = False
 
     @property
     def standing(self) -> bool:
@@ -88,14 +92,21 @@ class MergeQueue:
                 self.head = landed
             self.changed.notify_all()
 
-    def next_step(self, candidate: Candidate) -> tuple[Step, str | int]:
-        """What `candidate` does now, waiting until it has something to do; with the tip to
-        replay onto, or the gate slot to check in. Raises Interrupted once the run stops."""
+    def ready(self, candidate: Candidate) -> None:
+        """It may land once it is at the front and checked there."""
+        with self.changed:
+            candidate.is_ready = True
+            self.changed.notify_all()
+
+    def next_step(self, candidate: Candidate, wait: bool = True) -> tuple[Step, str | int] | None:
+        """What `candidate` does now, with the tip to replay onto, or the gate slot to check
+        in; waiting until it has something to do (with `wait` False, None then). Raises
+        Interrupted once the run stops."""
         with self.changed:
             while True:
                 interrupts.heed()
                 found = self._step(candidate)
-                if found is not None:
+                if found is not None or not wait:
                     return found
                 self.changed.wait(_WAKE_SECONDS)
 
@@ -153,7 +164,7 @@ class MergeQueue:
             return None
         if candidate.onto != tip:
             return Step.REPLAY, tip
-        if self.entries[0] is candidate and tip == self.head:  # all ahead have settled
+        if candidate.is_ready and tip == self.head:  # all it built on landed
             if candidate.conflicts:
                 return Step.CONFLICTED, tip
             if candidate.checked is False:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from taskhand import prompts
 from taskhand.gates import GateResult
+from taskhand.pipeline.queue import Candidate
 from taskhand.plan.model import Plan, Status, Task
 from taskhand.state.records import Attempt
 from taskhand.state.status import StatusBook
@@ -55,6 +56,8 @@ class Work:
     # The resolution the work landed with, once integrate put it on the run branch: a pipeline
     # whose later stages (deliver) all pass it on concludes the task done with this.
     landed: str | None = None
+    # Its place in the merge queue, from its gate (several jobs) or its integration on.
+    queued: Candidate | None = None
 
     @property
     def base(self) -> str:

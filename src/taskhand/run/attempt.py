@@ -89,7 +89,16 @@ def unhandled(h: Harness, task: Task, exc: Exception) -> Ended:
 
 
 def _through(h: Harness, pipeline: Sequence[Stage], work: Work, first: int) -> Ended:
-    """Run the pipeline's stages from `first` until one ends the attempt."""
+    """Run the pipeline's stages from `first` until one ends the attempt; its place in the
+    merge queue, if it took one, is given up however it ends."""
+    try:
+        return _stages(h, pipeline, work, first)
+    finally:
+        if work.queued is not None:
+            h.queue.leave(work.queued)
+
+
+def _stages(h: Harness, pipeline: Sequence[Stage], work: Work, first: int) -> Ended:
     for stage in pipeline[first:]:
         ended = stage(h, work)
         if ended is None:
