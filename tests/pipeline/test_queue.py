@@ -168,6 +168,12 @@ def test_candidates_gate_at_once_on_those_ahead_and_land_in_queue_order(tmp_path
         at_once += 1 if kind == "gating" else -1
         most = max(most, at_once)
     assert most >= 2, kinds
+    # Checked in the queue while its own checks ran: the last one's check on top of those
+    # ahead began before its own checks' results came in, so landing waits for no second one.
+    last = queued[-1]
+    began = next(e.id for e in gating if e.task_id == last)
+    own = next(e.id for e in recorder.of("gate") if e.task_id == last)
+    assert began < own, "the queue's check waited for the candidate's own"
     # Each commit on the run branch passed its checks on exactly its tree: a replay (made
     # in the queue) had its checks pass there; any other is its worker's own candidate on its
     # own base, which the gate stage checked.
