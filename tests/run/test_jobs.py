@@ -89,10 +89,16 @@ def test_a_candidate_on_an_older_base_is_replayed_and_gated_again(tmp_path: Path
     assert summary.status == "completed", summary.message
     replayed = recorder.of("replayed")
     assert replayed, "every candidate landed on its own base: nothing ran at once"
-    gated = [e.data["name"] for e in recorder.of("gate") if e.task_id == replayed[0].task_id]
-    # Every check before the review; after the replay its command again (the replay moved
-    # neither the paths scope judges nor the lines whitespace reads).
-    assert gated == ["command", "whitespace", "scope", "command"]
+    task_id, sha = replayed[0].task_id, replayed[0].data["sha"]
+    gated = [e.data["name"] for e in recorder.of("gate") if e.task_id == task_id]
+    # Its own checks, and its command once more on the replayed tree, beside them and so in
+    # no fixed order (the replay moved neither the paths scope judges nor the lines
+    # whitespace reads).
+    assert sorted(gated) == ["command", "command", "scope", "whitespace"]
+    queue_checks = [e for e in recorder.of("gating") if e.task_id == task_id]
+    assert sha in [e.data["sha"] for e in queue_checks]
+    verdicts = [e.data["ok"] for e in recorder.of("gated") if e.task_id == task_id]
+    assert verdicts and verdicts[-1] is True
     with Store.open(StateDir.for_repo(repo).database) as store:
         assert all(a.status == "passed" for a in store.attempts(summary.run_id))
     shown = git(repo, "ls-tree", "--name-only", summary.run_branch).split()
