@@ -129,10 +129,34 @@ def test_a_candidate_still_under_review_is_built_on_but_lands_only_when_ready() 
     replay_all(queue, [a, b])
     assert b.onto == "A-own"  # B is checked on top of A meanwhile
     queue.gated(b, int(queue.next_step(b)[1]), b.sha, PASSED)
-    assert queue.next_step(a, wait=False) is None  # checked, but not ready: it waits
-    assert queue.next_step(b, wait=False) is None  # and B behind it
+    assert queue.next_step(a, until=lambda: True) is None  # checked, not ready: nothing to do
+    assert queue.next_step(b, until=lambda: True) is None  # and B behind it
     queue.ready(a)
     assert queue.next_step(a) == (Step.LAND, "h0")
+
+
+def test_a_candidate_waits_for_those_ahead_while_its_own_checks_run() -> None:
+    """At its gate a candidate takes the queue's steps as those ahead allow them, until its
+    own checks are done: one that joins before the candidate ahead was replayed is checked
+    once that replay is there, not after its review."""
+    queue = MergeQueue(threading.RLock(), 4)
+    a, b = Candidate("A", "h0", "A-own"), Candidate("B", "h0", "B-own")
+    for c in (a, b):
+        queue.join(c, "h0")
+    own_done = threading.Event()
+    steps: list[object] = []
+    waiting = threading.Thread(target=lambda: steps.append(queue.next_step(b, own_done.is_set)))
+    waiting.start()
+    time.sleep(0.1)
+    assert steps == []  # nothing to do while A has no replay: B waits, its checks still running
+    replay_all(queue, [a])
+    waiting.join(5)
+    assert steps == [(Step.REPLAY, "A-own")]  # on top of A, at once
+    queue.replayed(b, "A-own", "B@A-own", [])
+    assert queue.next_step(b, own_done.is_set)[0] is Step.GATE
+    # Its own checks done, and nothing to do now (its check in the queue runs): on to review.
+    own_done.set()
+    assert queue.next_step(b, own_done.is_set) is None
 
 
 def lines_plan(tmp_path: Path, checks: dict[str, str]) -> Path:

@@ -50,9 +50,11 @@ def gate(h: Harness, work: Work) -> Ended | None:
 
 def _beside_the_queue(h: Harness, work: Work, run: acceptance.Run) -> list[GateResult] | Ended:
     """The candidate's own checks (`run`, processes only) in a thread beside this one, which
-    meanwhile puts the candidate in the merge queue and checks it on the tree it would land as,
-    so that its landing rarely waits for a second check. Their results once both are done; or
-    the attempt's end, when its checks in the queue could not run."""
+    meanwhile puts the candidate in the merge queue and, while those run, takes the queue's
+    steps as the candidates ahead allow them (replayed onto them, checked on the tree it would
+    land as), so that its landing rarely waits for a second check. A check in the queue begun
+    before its own end is waited for. Their results once both are done; or the attempt's end,
+    when its checks in the queue could not run."""
     candidate = gating.join(h, work)
     done: list[list[GateResult] | BaseException] = []
 
@@ -61,11 +63,12 @@ def _beside_the_queue(h: Harness, work: Work, run: acceptance.Run) -> list[GateR
             done.append(run())
         except BaseException as exc:  # Interrupted too: raised again in the job's thread
             done.append(exc)
+        h.queue.nudge()
 
     beside = threading.Thread(target=own, name=f"taskhand-checks-{work.task.id}")
     beside.start()
-    try:
-        ahead = gating.advance(h, work, candidate, wait=False)
+    try:  # steps as those ahead allow them, until its own checks are done
+        ahead = gating.advance(h, work, candidate, until=lambda: bool(done))
     finally:
         beside.join()
     if isinstance(done[0], BaseException):

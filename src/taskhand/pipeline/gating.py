@@ -8,6 +8,7 @@ integrate stage the rest.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from taskhand.pipeline import acceptance
 from taskhand.pipeline.harness import Harness
@@ -29,14 +30,14 @@ def join(h: Harness, work: Work) -> Candidate:
 
 
 def advance(
-    h: Harness, work: Work, candidate: Candidate, *, wait: bool = True
+    h: Harness, work: Work, candidate: Candidate, until: Callable[[], bool] | None = None
 ) -> tuple[Step, str] | Ended | None:
     """The queue's steps for the candidate, done, until it is to land or be requeued (that
-    step, with the head it is at); with `wait` False, only until it has nothing to do now
+    step, with the head it is at); or, with `until`, until that holds between two steps
     (None). Or the attempt's end: a gate's checkout or setup failed, or its checks reached
     past it."""
     while True:
-        found = h.queue.next_step(candidate, wait=wait)
+        found = h.queue.next_step(candidate, until)
         if found is None:
             return None
         step, arg = found

@@ -42,9 +42,9 @@ def integrate(h: Harness, work: Work) -> Ended | None:
         if isinstance(found, Ended):
             return found
         assert found is not None  # it waited for its turn
+        if found[0] is Step.LAND:
+            return _land(h, work, candidate)
         with h.landing:
-            if found[0] is Step.LAND:
-                return _land(h, work, candidate)
             return _cannot_land(h, work, candidate, found[0])
     finally:
         h.queue.leave(candidate)
@@ -59,29 +59,35 @@ def _results(work: Work, candidate: Candidate) -> list[GateResult]:
 
 
 def _land(h: Harness, work: Work, candidate: Candidate) -> Ended | None:
-    """At the front, its tree checked on the run branch's head: put it there."""
+    """At the front, its tree checked on the run branch's head: put it there. The next
+    candidate lands once this one has left the queue, so only what must come before that is
+    done before it; the rest (its task branch, the ledger's record) after."""
     task = work.task
     assert work.outcome is not None
-    broken = h.guard.check_refs(task.id)
-    if broken:  # the run branch is back where it belongs; this candidate is not built on
-        return h.violation(work.attempt, task, broken)
     head = candidate.onto
-    if candidate.sha != work.candidate:  # landed as its replay: the attempt says so first
-        h.store.rebase_attempt(work.attempt.id, head, candidate.sha)
-        work.attempt = replace(work.attempt, base_sha=head, candidate_sha=candidate.sha)
-        work.candidate, work.summary = candidate.sha, ""
-    work.gates = _results(work, candidate)
-    summary = work.summary or diffs.summary(h.repo, work.base, work.candidate)
-    resolution = work.outcome.resolution or f"{task.title}: done"
-    case = case_json(work.outcome)
-    entry = Entry(
-        LedgerOutcome.ACCEPTED, resolution, summary, case, gates(work.gates), work.verdicts
-    )
-    resolution = h.end_attempt(work.attempt, AttemptStatus.PASSED, resolution, entry)
-    refs.move_branch(h.repo, h.run.run_branch, work.candidate, head)
-    h.queue.leave(candidate, landed=work.candidate)
+    replayed = candidate.sha != work.candidate
+    summary = "" if replayed else work.summary
+    summary = summary or diffs.summary(h.repo, head if replayed else work.base, candidate.sha)
+    with h.landing:
+        broken = h.guard.check_refs(task.id)
+        if broken:  # the run branch is back where it belongs; this candidate is not built on
+            return h.violation(work.attempt, task, broken)
+        if replayed:  # landed as its replay: the attempt says so first
+            h.store.rebase_attempt(work.attempt.id, head, candidate.sha)
+            work.attempt = replace(work.attempt, base_sha=head, candidate_sha=candidate.sha)
+        work.candidate, work.summary = candidate.sha, summary
+        work.gates = _results(work, candidate)
+        resolution = work.outcome.resolution or f"{task.title}: done"
+        case = case_json(work.outcome)
+        entry = Entry(
+            LedgerOutcome.ACCEPTED, resolution, summary, case, gates(work.gates), work.verdicts
+        )
+        resolution = h.end_attempt(work.attempt, AttemptStatus.PASSED, resolution, entry)
+        refs.move_branch(h.repo, h.run.run_branch, work.candidate, head)
+        h.queue.leave(candidate, landed=work.candidate)
+        h.emit(EventKind.INTEGRATED, task.id, sha=work.candidate)
+    # A landing the guard reads before these is not wrong: a task branch not there yet is.
     record_landing(h, work.attempt, work.candidate)
-    h.emit(EventKind.INTEGRATED, task.id, sha=work.candidate)
     work.landed = resolution  # done, unless a stage after this one (deliver) says otherwise
     return None
 

@@ -22,6 +22,7 @@ bounded by numbered gate slots (each a checkout of its own), granted front first
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -98,17 +99,24 @@ class MergeQueue:
             candidate.is_ready = True
             self.changed.notify_all()
 
-    def next_step(self, candidate: Candidate, wait: bool = True) -> tuple[Step, str | int] | None:
+    def next_step(
+        self, candidate: Candidate, until: Callable[[], bool] | None = None
+    ) -> tuple[Step, str | int] | None:
         """What `candidate` does now, with the tip to replay onto, or the gate slot to check
-        in; waiting until it has something to do (with `wait` False, None then). Raises
+        in; waiting until it has something to do, or (None) until `until()` holds. Raises
         Interrupted once the run stops."""
         with self.changed:
             while True:
                 interrupts.heed()
                 found = self._step(candidate)
-                if found is not None or not wait:
+                if found is not None or (until is not None and until()):
                     return found
                 self.changed.wait(_WAKE_SECONDS)
+
+    def nudge(self) -> None:
+        """Something a waiting candidate's `until` reads has changed."""
+        with self.changed:
+            self.changed.notify_all()
 
     def replayed(
         self,
