@@ -23,6 +23,9 @@ reports:
   branch and the candidates ahead of them), and the most at once; tasks held back (a
   conflict predicted), tasks requeued (a conflict or a check broken by another's landing: no
   failure), and attempts failed (target: 0);
+* the run's CPU time per task (its threads and every process it ran), and that spread evenly
+  over the machine's cores: with several jobs on few cores, the harness's own work competes
+  for them, and this says how much of the time above the bound that alone explains;
 * the speed-up of the most jobs over one.
 
 Run it with::
@@ -51,6 +54,7 @@ from taskhand import config as runconfig
 from taskhand.run import launch
 from taskhand.state.events import Event
 
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 TARGET_RATIO = 1.15
 SHARED = "shared.txt"  # the file the conflict-prone tasks all change
 
@@ -127,9 +131,9 @@ def run_once(root: Path, args: argparse.Namespace, jobs: int) -> dict[str, Any]:
         agent="replay", script=str(script), jobs=jobs, sandbox=args.sandbox
     )
     with taskhand_home(root / "home"):
-        began = time.perf_counter()
+        began, cpu_before = time.perf_counter(), _cpu_seconds()
         summary = launch.start(plan, config, events.append, repo)
-        makespan = time.perf_counter() - began
+        makespan, cpu = time.perf_counter() - began, _cpu_seconds() - cpu_before
     if summary.status != "completed":
         raise SystemExit(f"jobs {jobs}: the run ended {summary.status}: {summary.message}")
     bound = bound_of(args, jobs)
@@ -143,6 +147,11 @@ def run_once(root: Path, args: argparse.Namespace, jobs: int) -> dict[str, Any]:
         "bound_s": round(bound, 2),
         "ratio": round(makespan / bound, 3),
         "overhead_per_task_ms": round((makespan - bound) / carried * 1000, 1),
+        # The CPU the run used (its own threads and every process it ran), and that spread
+        # evenly over the machine's cores: how much of the time above the bound the machine
+        # alone explains (the bound counts units and checks, which sleep, as taking no CPU).
+        "cpu_per_task_ms": round(cpu / tasks * 1000, 1),
+        "cpu_over_cores_s": round(cpu / CORES, 2),
         "replays": sum(e.kind == "replayed" for e in events),
         "regates": len(gated),  # checks run again on the tree a candidate lands as
         "most_gating_at_once": _most_at_once(events),
@@ -150,6 +159,12 @@ def run_once(root: Path, args: argparse.Namespace, jobs: int) -> dict[str, Any]:
         "requeued": sum(e.kind == "attempt_requeued" for e in events),
         "conflicts": len(failed),  # attempts failed: by a conflict or otherwise (target 0)
     }
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds used so far by this process and the processes it waited for."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def _most_at_once(events: list[Event]) -> int:
@@ -219,6 +234,12 @@ def main(argv: list[str] | None = None) -> int:
     if first is not None and most is not first:
         speedup = first["makespan_s"] / most["makespan_s"]
         print(f"speed-up at {most['jobs']} jobs over 1: {speedup:.2f}x")
+        above = most["makespan_s"] - most["bound_s"]
+        print(
+            f"at {most['jobs']} jobs: {above:.1f} s above the bound; the run's CPU time (the "
+            f"harness and the processes it ran), spread evenly over {CORES} cores, is "
+            f"{most['cpu_over_cores_s']:.1f} s"
+        )
     return 0
 
 
@@ -227,6 +248,8 @@ def _line(row: dict[str, Any]) -> str:
         f"jobs {row['jobs']:>2}: makespan {row['makespan_s']:7.2f} s, "
         f"bound {row['bound_s']:7.2f} s, "
         f"ratio {row['ratio']:.3f}, overhead {row['overhead_per_task_ms']:7.1f} ms/task, "
+        f"CPU {row['cpu_per_task_ms']:6.1f} ms/task ({row['cpu_over_cores_s']:.1f} s over "
+        f"{CORES} cores), "
         f"{row['regates']} re-gates (at most {row['most_gating_at_once']} at once), "
         f"{row['held']} held, {row['requeued']} requeued, {row['conflicts']} attempts failed"
     )
