@@ -685,6 +685,11 @@ def _mean(values: list[int]) -> float | None:
     return statistics.fmean(values) if values else None
 
 
+def _prefix_share(requests: list[Request]) -> float | None:
+    total = sum(r.prompt_bytes for r in requests)
+    return sum(r.prefix_bytes for r in requests) / total if total else None
+
+
 def figures(runs: list[Run]) -> dict[str, Any]:
     """The figures of one harness: calls and bytes of the first run, median wall times."""
     first = runs[0]
@@ -710,6 +715,16 @@ def figures(runs: list[Run]) -> dict[str, Any]:
         "prompt_evaluator_max": max((r.prompt_bytes for r in evaluator), default=None),
         "prompt_total": total_prompt,
         "prompt_per_accepted": total_prompt / accepted if accepted else None,
+        # Of each request's prompt bytes, the share the previous request of its role began
+        # with too (a role's first request counts as all new): what prompt caches can serve.
+        "prefix_share": _prefix_share(first.requests),
+        "prefix_share_worker": _prefix_share(worker),
+        "prefix_share_evaluator": _prefix_share(evaluator),
+        "uncached_per_accepted": (
+            sum(r.prompt_bytes - r.prefix_bytes for r in first.requests) / accepted
+            if accepted
+            else None
+        ),
         "request_total": sum(r.body_bytes for r in first.requests),
         "wall_raw": statistics.median(r.wall for r in runs),
         "wall_net": statistics.median(r.net for r in runs),
@@ -733,6 +748,10 @@ ROWS: tuple[tuple[str, str, str], ...] = (
     ("prompt bytes: total", "prompt_total", ",d"),
     ("prompt bytes per accepted task", "prompt_per_accepted", ",.0f"),
     ("request bytes (tools included): total", "request_total", ",d"),
+    ("prompt share a cache could serve (prefix of the role's last request)", "prefix_share", ".0%"),
+    ("  worker", "prefix_share_worker", ".0%"),
+    ("  evaluator", "prefix_share_evaluator", ".0%"),
+    ("prompt bytes per accepted task not in that prefix", "uncached_per_accepted", ",.0f"),
     ("harness wall time, raw (s)", "wall_raw", ".3f"),
     ("harness wall time, net of server (s)", "wall_net", ".3f"),
 )

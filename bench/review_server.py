@@ -71,6 +71,9 @@ class Request:
     task_id: str
     action: str  # the tool the answer called, or "error: ..."
     prompt_bytes: int  # len(json.dumps(body["messages"]).encode())
+    # Of those bytes, the leading ones the previous request of the same role began with too:
+    # what a provider's prompt cache could serve (0 for a role's first request).
+    prefix_bytes: int
     body_bytes: int  # the whole request body: messages, tools, model, ...
     messages: int
     tools: list[str]
@@ -98,6 +101,7 @@ class ScriptedServer:
     _state: dict[tuple[str, str], _TaskState] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _last: dict[tuple[str, str], bytes] = field(default_factory=dict)  # (harness, role)
 
     def __post_init__(self) -> None:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -148,9 +152,12 @@ class ScriptedServer:
             self.keep.mkdir(parents=True, exist_ok=True)
             name = f"{n:03d}-{harness}-{role}-{task_id or 'unknown'}.json"
             (self.keep / name).write_text(json.dumps(body, indent=1))
-        prompt_bytes = len(json.dumps(messages).encode())
+        prompt = json.dumps(messages).encode()
+        with self._lock:
+            prefix = common_prefix(self._last.get((harness, role), b""), prompt)
+            self._last[(harness, role)] = prompt
         request = Request(
-            harness, role, task_id, action, prompt_bytes, len(raw), len(messages), tools, 0.0
+            harness, role, task_id, action, len(prompt), prefix, len(raw), len(messages), tools, 0.0
         )
         return status, reply, request
 
@@ -219,6 +226,19 @@ class ScriptedServer:
                 SUBMIT_CASE, {"case": "done", "resolution": verdict["concern"], **verdict}
             )
         raise _Refused("the evaluator was offered neither submit_verdict nor submit_case")
+
+
+def common_prefix(a: bytes, b: bytes) -> int:
+    """How many leading bytes `a` and `b` share."""
+    n = min(len(a), len(b))
+    low, high = 0, n  # a binary search over slices: far faster than byte by byte in Python
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
 
 
 class _Refused(Exception):

@@ -224,7 +224,7 @@ def verdict(data: dict[str, Any]) -> str:
     ratios = {c: rows[c]["best_ms"] / click for c in ("validate", "show", "show, after a run")}
     fast = all(r <= CLICK_TARGET for r in ratios.values())
     shown = ", ".join(f"{c} {r:.2f}x" for c, r in ratios.items())
-    line += f"\nvalidate and show (fresh and after a run) within {CLICK_TARGET}x of a bare click import: "
+    line += f"\nvalidate and show (fresh, after a run) within {CLICK_TARGET}x of importing click: "
     line += f"{'holds' if fast else 'MISSED'} ({shown})"
     if then:
         worst = max(rows[c]["best_ms"] / then[c]["best_ms"] for c in PLAN_COMMANDS)
