@@ -152,13 +152,13 @@ def test_every_cap_is_respected(tmp_path: Path) -> None:
         for tail in ("OVERVIEW-TAIL", "AGENTS-TAIL", "CLAUDE-TAIL", "DIFF-TAIL"):
             assert tail not in prompt
         if unit.role == "implementer":
-            overview = section(prompt, "## Overview\n\n", "\n\n## The plan")
-            plan = section(prompt, "your task is marked)\n\n", "\n\n## Project conventions")
-            conventions = section(prompt, "## Project conventions\n\n", "\n## Your task")
+            overview = section(prompt, "## Overview\n\n", "\n\n## Project conventions")
+            conventions = section(prompt, "## Project conventions\n\n", "\n\n## The plan")
+            plan = section(prompt, "not work to do)\n\n", "\n\nWhere the tasks stand")
         else:
-            overview = section(prompt, "scope boundaries)\n\n", "\n\n## The other tasks")
-            plan = section(prompt, "out of scope here)\n\n", "\n\n## Project conventions")
-            conventions = section(prompt, "## Project conventions\n\n", "\n## The task")
+            overview = section(prompt, "scope boundaries)\n\n", "\n\n## Project conventions")
+            conventions = section(prompt, "## Project conventions\n\n", "\n\n## The plan's")
+            plan = section(prompt, "out of scope here)\n\n", "\n\n## Your focus")
             diff = section(prompt, "```diff\n", "\n```")
             assert len(diff.encode()) <= caps.diff_bytes + cut
             for n in range(12):  # the list of changed files is never cut
@@ -205,7 +205,7 @@ def test_the_reviewer_sees_the_case_checks_files_and_a_safely_fenced_diff() -> N
     )
     prompt = prompts.evaluator(task(), context, candidate, "tests")
     assert "Focus on the tests" in prompt
-    assert "- T-002: Other" in prompt and "- T-001:" not in prompt
+    assert "- T-001: Count words\n- T-002: Other" in prompt  # every task, the same each time
     assert "- count('') is 0 -> wc.py:count" in prompt and "kept a shim" in prompt
     assert "unicode?" in prompt and "- command: passed" in prompt
     assert "- A wc.py\n- R old.md -> new.md" in prompt
@@ -251,3 +251,25 @@ def test_what_earlier_tasks_did_shows_no_path_cap_cost_or_failure_reason(tmp_pat
     assert not re.search(r"\b(cost|budget|token|bounce|cap)s?\b", shown, re.IGNORECASE)
     with Store.open(state.database) as store:  # the cap's reason is kept for people
         assert "spend cap" in str(store.task_states(summary.run_id)["T-002"].reason)
+
+
+def test_a_runs_prompts_of_one_role_begin_alike_so_prompt_caches_serve_them() -> None:
+    """Stable first, moving last: a role's prompts for different tasks, at different points
+    of the run, are the same up to where the plan's statuses begin (the worker) or the
+    reviewer's focus (the reviewer); the task and its history come after."""
+    first, second = task(), Task("T-002", "Other", "Add other().", [Criterion("it is other")])
+    plan = Plan(Dialect.MARKDOWN, Path("plan"), "Feature", [first, second], [])
+    plan.overview_text = "Ship word counting."
+    before = prompts.Context(plan, {"T-001": Status.BUSY}, "Run pytest.")
+    after = prompts.Context(plan, {"T-001": Status.DONE, "T-002": Status.BUSY}, "Run pytest.")
+    one, two = prompts.worker(first, before), prompts.worker(second, after, building_on=1)
+    shared = one.split("Where the tasks stand", 1)[0]
+    assert two.startswith(shared) and "Ship word counting." in shared and "Run pytest." in shared
+    assert "- T-001 Count words" in shared and "- T-002 Other" in shared
+    assert "Where the tasks stand: done: T-001; busy: T-002 (this task)." in two
+    assert len(shared) > len(one) / 2  # most of a short prompt is the part they share
+    candidate = prompts.Candidate("Done.", CaseReport([], [], []), [], [Change("A", "x")], "+x\n")
+    review = [prompts.evaluator(t, c, candidate) for t, c in ((first, before), (second, after))]
+    shared = review[0].split("## Your focus", 1)[0]
+    assert review[1].startswith(shared) and "## Your verdict" in shared
+    assert "## The task" not in shared and "- T-002: Other" in shared

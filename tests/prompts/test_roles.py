@@ -94,7 +94,7 @@ def test_every_role_sees_its_stage_and_none_of_the_machinery(tmp_path: Path) -> 
         return [p for (t, r, _), p in sorted(prompts.items()) if (t, r) == (task, role)][-1]
 
     writer = last("T-001", "writer")
-    assert "T-002 [" in writer and "Document it" in writer  # the other tasks, to stay apart
+    assert "- T-002 Document it" in writer  # the other tasks, to stay apart
     assert "Q1: Where? -> (a) Header — recommended left of the avatar" in writer
     planner = first("T-001", "planner")
     assert "SPEC-OF-T-001" in planner and "REVIEW: say which file." in planner

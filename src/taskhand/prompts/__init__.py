@@ -155,14 +155,21 @@ def conventions(worktree: Path, limit: int) -> str:
     return cap("\n\n".join(f"### {name}\n\n{text}" for name, text in found), limit)
 
 
-def plan_context(plan: Plan, current: str, statuses: dict[str, Status]) -> str:
+def plan_context(plan: Plan, current: str, statuses: dict[str, Status], limit: int) -> str:
+    """The plan's tasks, then where each stands, each cut to `limit`. The list is the same in
+    every prompt of a run, so a provider's prompt cache serves it; the statuses, which move,
+    come after it."""
     lines = []
     for task in plan.tasks:
-        mark = "  <- your task" if task.id == current else ""
-        status = statuses.get(task.id, task.status).lower()
         summary = " ".join(task.description.split())[:160]
-        lines.append(f"- {task.id} [{status}] {task.title}{mark}: {summary}")
-    return "\n".join(lines)
+        lines.append(f"- {task.id} {task.title}: {summary}")
+    by_status: dict[str, list[str]] = {}
+    for task in plan.tasks:
+        shown = task.id + (" (this task)" if task.id == current else "")
+        by_status.setdefault(statuses.get(task.id, task.status).lower(), []).append(shown)
+    where = "; ".join(f"{status}: {', '.join(ids)}" for status, ids in by_status.items())
+    listed, standing = "\n".join(lines), f"Where the tasks stand: {where}."
+    return f"{cap(listed, limit)}\n\n{cap(standing, limit)}"
 
 
 def worker(
@@ -187,9 +194,9 @@ def worker(
         shared["exchanges"] = ""
     return _template("implement").substitute(
         **shared,
-        plan=cap(plan_context(plan, task.id, context.statuses), caps.plan_bytes),
+        plan=plan_context(plan, task.id, context.statuses, caps.plan_bytes),
         ledger=ledger,
-        scope=f"Stay inside these paths: {', '.join(task.paths)}." if task.paths else "",
+        scope=f"\nStay inside these paths: {', '.join(task.paths)}.\n" if task.paths else "",
         brief=(brief or Brief()).sections(
             "spec", "plan", "interview", "remarks", "verdict", "last_round"
         ),
@@ -204,7 +211,8 @@ def evaluator(task: Task, context: Context, candidate: Candidate, lens: str = "g
     """The reviewer's prompt: the task, the case, the checks and the change, judged through
     `lens`, with its own earlier verdicts on this task."""
     caps, plan = context.caps, context.plan
-    others = "\n".join(f"- {t.id}: {t.title}" for t in plan.tasks if t.id != task.id)
+    # Every task, this one too: the list is then the same in each review of the run.
+    others = "\n".join(f"- {t.id}: {t.title}" for t in plan.tasks)
     ledger = _ledger(
         context.ledger[-caps.ledger_entries :],
         "## Your earlier verdicts on this task",

@@ -28,7 +28,7 @@ def _base(task: Task, context: Context) -> dict[str, str]:
     return {
         **_shared(task, context),
         "exchanges": "",
-        "plan": cap(plan_context(plan, task.id, context.statuses), caps.plan_bytes),
+        "plan": plan_context(plan, task.id, context.statuses, caps.plan_bytes),
     }
 
 
