@@ -4,6 +4,7 @@ for the names a result adds."""
 from __future__ import annotations
 
 import os
+import random
 import socket
 from pathlib import Path
 
@@ -84,6 +85,40 @@ def test_clashes_in_case_or_unicode_form_are_found_when_new() -> None:
     ]
     # clashes the base already had are not the attempt's doing
     assert screen.clashes(tree, {"x/z"}) == []
+
+
+def every_clash(paths: list[str], added: set[str]) -> list[screen.Finding]:
+    """The rule read plainly: every prefix of every path folded, clashes where one is new."""
+    originals: dict[str, set[str]] = {}
+    only_added: dict[str, bool] = {}
+    for path in paths:
+        parts = path.split("/")
+        for end in range(1, len(parts) + 1):
+            prefix = "/".join(parts[:end])
+            originals.setdefault(screen._folded(prefix), set()).add(prefix)
+            if end < len(parts):
+                only_added[prefix] = only_added.get(prefix, True) and path in added
+    found = []
+    for same in originals.values():
+        if len(same) > 1 and any(p in added or only_added.get(p, False) for p in same):
+            first, *others = sorted(same)
+            shown = ", ".join(screen.printable(o, name=True) for o in others)
+            found.append((first, f"differs only in case or Unicode form from {shown}"))
+    return sorted(found)
+
+
+def test_clashes_follow_only_the_folders_an_added_path_could_clash_in() -> None:
+    """The quick walk (most paths stop at their first folder) finds what reading every
+    prefix of every path finds, on trees made to clash at every depth."""
+    randomly = random.Random(7)
+    names = ["a", "A", "b", "caf\u00e9", "cafe\u0301", "Docs", "docs", "x"]
+    for _ in range(300):
+        paths = sorted(
+            {"/".join(randomly.choices(names, k=randomly.randint(1, 4))) for _ in range(12)}
+        )
+        paths = [p for p in paths if not any(q.startswith(p + "/") for q in paths)]  # files
+        added = set(randomly.sample(paths, randomly.randint(1, 3)))
+        assert screen.clashes(paths, added) == every_clash(paths, added), (paths, added)
 
 
 def test_the_reason_shows_each_name_one_way_and_cuts_long_ones() -> None:

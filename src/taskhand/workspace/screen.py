@@ -102,16 +102,27 @@ def names(added: Iterable[str]) -> list[Finding]:
 def clashes(paths: Iterable[str], added: set[str]) -> list[Finding]:
     """Paths of the result's tree (`paths`) that differ only in case or Unicode form, where
     one of them is new (an `added` path, or a folder only added paths lie in): on a disk that
-    ignores case (macOS, Windows) one would overwrite the other."""
+    ignores case (macOS, Windows) one would overwrite the other.
+
+    Only names that fold like an added path or one of its folders can clash with a new one,
+    so a path is followed down only while its folders do: in a big repository most paths
+    stop at their first folder."""
+    wanted = {_folded("/".join(p.split("/")[:end])) for p in added for end in _depths(p)}
+    folded: dict[str, str] = {}
     originals: dict[str, set[str]] = {}
     only_added: dict[str, bool] = {}  # folder -> whether every path in it is added
     for path in paths:
-        parts = path.split("/")
+        parts, new = path.split("/"), path in added
         for end in range(1, len(parts) + 1):
             prefix = "/".join(parts[:end])
-            originals.setdefault(_folded(prefix), set()).add(prefix)
+            key = folded.get(prefix)
+            if key is None:
+                key = folded[prefix] = _folded(prefix)
+            if key not in wanted:
+                break
+            originals.setdefault(key, set()).add(prefix)
             if end < len(parts):
-                only_added[prefix] = only_added.get(prefix, True) and path in added
+                only_added[prefix] = only_added.get(prefix, True) and new
     found: list[Finding] = []
     for same in originals.values():
         if len(same) > 1 and any(p in added or only_added.get(p, False) for p in same):
@@ -119,6 +130,10 @@ def clashes(paths: Iterable[str], added: set[str]) -> list[Finding]:
             shown = ", ".join(printable(o, name=True) for o in others)
             found.append((first, f"differs only in case or Unicode form from {shown}"))
     return sorted(found)
+
+
+def _depths(path: str) -> range:
+    return range(1, path.count("/") + 2)
 
 
 def _folded(path: str) -> str:
