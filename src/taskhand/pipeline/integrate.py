@@ -59,9 +59,8 @@ def _results(work: Work, candidate: Candidate) -> list[GateResult]:
 
 
 def _land(h: Harness, work: Work, candidate: Candidate) -> Ended | None:
-    """At the front, its tree checked on the run branch's head: put it there. The next
-    candidate lands once this one has left the queue, so only what must come before that is
-    done before it; the rest (its task branch, the ledger's record) after."""
+    """At the front, its tree checked on the run branch's head: put it there. Its summary is
+    read before the landing lock: the commit to land is fixed once the queue says so."""
     task = work.task
     assert work.outcome is not None
     head = candidate.onto
@@ -85,9 +84,11 @@ def _land(h: Harness, work: Work, candidate: Candidate) -> Ended | None:
         resolution = h.end_attempt(work.attempt, AttemptStatus.PASSED, resolution, entry)
         refs.move_branch(h.repo, h.run.run_branch, work.candidate, head)
         h.queue.leave(candidate, landed=work.candidate)
+        # Before the `integrated` event, which says the landing is whole (a resumed run
+        # records what a kill cut short), and under the lock, so those events come in the
+        # order the run branch moved: the guard reads its head from the last one.
+        record_landing(h, work.attempt, work.candidate)
         h.emit(EventKind.INTEGRATED, task.id, sha=work.candidate)
-    # A landing the guard reads before these is not wrong: a task branch not there yet is.
-    record_landing(h, work.attempt, work.candidate)
     work.landed = resolution  # done, unless a stage after this one (deliver) says otherwise
     return None
 
