@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import re
 import threading
 import time
@@ -154,7 +155,8 @@ class ScriptedServer:
             (self.keep / name).write_text(json.dumps(body, indent=1))
         prompt = json.dumps(messages).encode()
         with self._lock:
-            prefix = common_prefix(self._last.get((harness, role), b""), prompt)
+            last = self._last.get((harness, role), b"")
+            prefix = len(os.path.commonprefix([last, prompt]))  # noqa: RUF071  bytes, not paths
             self._last[(harness, role)] = prompt
         request = Request(
             harness, role, task_id, action, len(prompt), prefix, len(raw), len(messages), tools, 0.0
@@ -226,19 +228,6 @@ class ScriptedServer:
                 SUBMIT_CASE, {"case": "done", "resolution": verdict["concern"], **verdict}
             )
         raise _Refused("the evaluator was offered neither submit_verdict nor submit_case")
-
-
-def common_prefix(a: bytes, b: bytes) -> int:
-    """How many leading bytes `a` and `b` share."""
-    n = min(len(a), len(b))
-    low, high = 0, n  # a binary search over slices: far faster than byte by byte in Python
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
-            low = mid
-        else:
-            high = mid - 1
-    return low
 
 
 class _Refused(Exception):

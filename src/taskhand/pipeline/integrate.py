@@ -65,8 +65,10 @@ def _land(h: Harness, work: Work, candidate: Candidate) -> Ended | None:
     assert work.outcome is not None
     head = candidate.onto
     replayed = candidate.sha != work.candidate
-    summary = "" if replayed else work.summary
-    summary = summary or diffs.summary(h.repo, head if replayed else work.base, candidate.sha)
+    if replayed:
+        summary = diffs.summary(h.repo, head, candidate.sha)
+    else:
+        summary = work.summary or diffs.summary(h.repo, work.base, candidate.sha)
     with h.landing:
         broken = h.guard.check_refs(task.id)
         if broken:  # the run branch is back where it belongs; this candidate is not built on

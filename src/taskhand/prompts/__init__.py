@@ -160,11 +160,10 @@ def plan_context(plan: Plan, current: str, statuses: dict[str, Status], limit: i
     every prompt of a run, so a provider's prompt cache serves it; the statuses, which move,
     come after it."""
     lines = []
+    by_status: dict[str, list[str]] = {}
     for task in plan.tasks:
         summary = " ".join(task.description.split())[:160]
         lines.append(f"- {task.id} {task.title}: {summary}")
-    by_status: dict[str, list[str]] = {}
-    for task in plan.tasks:
         shown = task.id + (" (this task)" if task.id == current else "")
         by_status.setdefault(statuses.get(task.id, task.status).lower(), []).append(shown)
     where = "; ".join(f"{status}: {', '.join(ids)}" for status, ids in by_status.items())

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import stat
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from taskhand.text import controls, printable, shorten
@@ -107,21 +107,20 @@ def clashes(paths: Iterable[str], added: set[str]) -> list[Finding]:
     Only names that fold like an added path or one of its folders can clash with a new one,
     so a path is followed down only while its folders do: in a big repository most paths
     stop at their first folder."""
-    wanted = {_folded("/".join(p.split("/")[:end])) for p in added for end in _depths(p)}
+    wanted = {_folded(prefix) for path in added for prefix in _prefixes(path)}
     folded: dict[str, str] = {}
     originals: dict[str, set[str]] = {}
     only_added: dict[str, bool] = {}  # folder -> whether every path in it is added
     for path in paths:
-        parts, new = path.split("/"), path in added
-        for end in range(1, len(parts) + 1):
-            prefix = "/".join(parts[:end])
+        new = path in added
+        for prefix in _prefixes(path):
             key = folded.get(prefix)
             if key is None:
                 key = folded[prefix] = _folded(prefix)
             if key not in wanted:
                 break
             originals.setdefault(key, set()).add(prefix)
-            if end < len(parts):
+            if prefix != path:
                 only_added[prefix] = only_added.get(prefix, True) and new
     found: list[Finding] = []
     for same in originals.values():
@@ -132,8 +131,10 @@ def clashes(paths: Iterable[str], added: set[str]) -> list[Finding]:
     return sorted(found)
 
 
-def _depths(path: str) -> range:
-    return range(1, path.count("/") + 2)
+def _prefixes(path: str) -> Iterator[str]:
+    """`path`'s folders, outermost first, then `path` itself."""
+    parts = path.split("/")
+    return ("/".join(parts[:end]) for end in range(1, len(parts) + 1))
 
 
 def _folded(path: str) -> str:
